@@ -1,0 +1,50 @@
+"""The one handled-error family of memu.
+
+Every error a user can cause or fix is a :class:`MemuError`: the CLI prints its message as one
+line on stderr (``-v`` adds the traceback) and exits with :attr:`MemuError.exit_code`. Anything
+else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class MemuError(Exception):
+    """A failure the user can act on. The message names the input, what was wrong and the fix."""
+
+    exit_code: int = 1
+
+
+class UsageError(MemuError):
+    """Bad input or configuration: a flag, a payload, a ``MEMU_*`` value. Exit code 2."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """A ``MEMU_*`` setting is missing or invalid."""
+
+
+class PluginError(MemuError):
+    """A plugin failed to load or registered something invalid."""
+
+
+class StoreError(MemuError):
+    """The store could not be opened, migrated, read or written."""
+
+
+class WriteConflict(StoreError):
+    """A file changed between the engine's plan and its write; the engine re-plans and retries."""
+
+
+class FingerprintMismatch(StoreError):
+    """The store's vectors come from another embedding model than the configured one."""
+
+
+class EmbeddingError(MemuError):
+    """The embedder failed: network, authentication, or a malformed answer."""
+
+
+class LockBusy(MemuError):
+    """Another memu run holds the lock this command needs. Exit code 3."""
+
+    exit_code = 3

@@ -1,0 +1,191 @@
+"""Plain data types shared by the engine, the stores and every plugin.
+
+They are stdlib dataclasses on purpose: this module sits on the per-turn ``retrieve`` path and
+must import in microseconds. Validation of user input happens in the engine, not here.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Literal
+
+DEFAULT_SCOPE_VALUE = "default"
+"""The value a scope field takes when the caller does not give one (memU's cloud rule)."""
+
+SCOPE_FIELDS: tuple[str, ...] = ("user_id", "agent_id")
+"""The fields a ``where`` filter and a commit's ``user`` may carry."""
+
+SegmentKind = Literal["header", "line", "body"]
+"""``header``: the file's ``name: description``; ``line``: one memory line; ``body``: a skill line."""
+
+Where = dict[str, str | list[str]]
+"""A validated scope filter: ``{"user_id": "u1"}`` or ``{"agent_id": ["a", "b"]}``; missing = any."""
+
+
+def utcnow() -> _dt.datetime:
+    """The current time, timezone-aware in UTC (every timestamp memu writes)."""
+    return _dt.datetime.now(_dt.UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who a record belongs to. Unset fields are ``"default"``, never a wildcard."""
+
+    user_id: str = DEFAULT_SCOPE_VALUE
+    agent_id: str = DEFAULT_SCOPE_VALUE
+
+    def as_dict(self) -> dict[str, str]:
+        """The scope as the ``user_id``/``agent_id`` keys of memU's JSON."""
+        return {"user_id": self.user_id, "agent_id": self.agent_id}
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """The identity of an embedding space: vectors from two fingerprints never mix."""
+
+    provider: str
+    model: str
+    dimension: int
+
+    def describe(self) -> str:
+        """Human form used in errors: ``local/all-MiniLM-L6-v2 (384 dims)``."""
+        return f"{self.provider}/{self.model} ({self.dimension} dims)"
+
+
+@dataclass(slots=True)
+class RecallFile:
+    """A Markdown memory or skill file as stored (without vectors)."""
+
+    id: str
+    scope: Scope
+    track: str
+    name: str
+    description: str
+    content: str
+    content_hash: str
+    revision: int
+    created_at: _dt.datetime
+    updated_at: _dt.datetime
+
+    def to_json(self) -> dict[str, object]:
+        """memU's file dict: id, timestamps, name, track, description, content and the scope."""
+        return {
+            "id": self.id,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "name": self.name,
+            "track": self.track,
+            "description": self.description,
+            "content": self.content,
+            **self.scope.as_dict(),
+        }
+
+
+@dataclass(slots=True)
+class Segment:
+    """The unit of search: one line of a file (or its header), with the text around it."""
+
+    id: str
+    file_id: str
+    scope: Scope
+    track: str
+    kind: SegmentKind
+    ordinal: int
+    text: str
+    context: str = ""
+    """Text indexed lexically beside ``text`` (heading and previous line); never embedded."""
+
+
+@dataclass(slots=True)
+class Resource:
+    """A workspace file the agent described, keyed by its path within a scope."""
+
+    id: str
+    scope: Scope
+    path: str
+    description: str | None
+    created_at: _dt.datetime
+    updated_at: _dt.datetime
+
+    def to_json(self) -> dict[str, object]:
+        """memU's resource dict (``url`` and ``local_path`` both carry the path)."""
+        return {
+            "id": self.id,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "url": self.path,
+            "local_path": self.path,
+            "caption": self.description,
+            "track": "workspace",
+            **self.scope.as_dict(),
+        }
+
+
+@dataclass(slots=True)
+class SegmentDraft:
+    """A segment the engine wants stored. ``vector`` is ``None`` when the store keeps its own
+    vector for the same text, or when memu runs lexical-only."""
+
+    kind: SegmentKind
+    ordinal: int
+    text: str
+    context: str = ""
+    vector: list[float] | None = None
+
+
+@dataclass(slots=True)
+class FileWrite:
+    """Create or replace one recall file and its whole segment list, in one transaction.
+
+    ``expected_revision`` is the revision the engine planned against (``None`` for a file it
+    believed new); a store raises :class:`memu_core.errors.WriteConflict` when the stored row
+    moved on, and the engine re-plans.
+    """
+
+    scope: Scope
+    track: str
+    name: str
+    description: str
+    content: str
+    content_hash: str
+    expected_revision: int | None
+    segments: list[SegmentDraft]
+
+
+@dataclass(slots=True)
+class ResourceWrite:
+    """Create or replace one resource. ``vector`` ``None`` keeps the stored one when the
+    description is unchanged, and clears it otherwise."""
+
+    scope: Scope
+    path: str
+    description: str | None
+    vector: list[float] | None = None
+
+
+@dataclass(slots=True)
+class ChangeSet:
+    """Everything one commit writes. A store applies it all or nothing."""
+
+    files: list[FileWrite] = field(default_factory=list)
+    resources: list[ResourceWrite] = field(default_factory=list)
+    fingerprint: Fingerprint | None = None
+    """Set when the change carries vectors: the store records it, or refuses a different one."""
+
+
+@dataclass(slots=True)
+class StoredFile:
+    """What planning needs to know about a stored file."""
+
+    file: RecallFile
+    segment_texts: frozenset[str]
+    """Texts of its segments that already hold a vector (or all texts when lexical-only)."""
+
+
+@dataclass(slots=True)
+class Hit:
+    """One ranked search result from a store: the row id and its raw score (higher is better)."""
+
+    id: str
+    score: float
