@@ -163,6 +163,19 @@ class MemoryStore(ABC):
     def switch_fingerprint(self, fingerprint: Fingerprint) -> None:
         """Atomically make the staged vectors of ``fingerprint`` the live ones and record it."""
 
+    @classmethod
+    def upgrade_schema(cls, url: str) -> str | None:
+        """Migrate the schema at ``url`` to the newest revision and return it (``memu db upgrade``).
+
+        Stores without migrations return ``None``.
+        """
+        return None
+
+    @classmethod
+    def schema_revision(cls, url: str) -> str | None:
+        """The schema revision at ``url`` (``memu db current``), ``None`` when not created yet."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections and files."""
 
@@ -175,6 +188,11 @@ class AgenticMemoryBackend(ABC):
     """
 
     name: ClassVar[str]
+
+    @classmethod
+    @abstractmethod
+    def from_settings(cls, settings: Any) -> AgenticMemoryBackend:
+        """Build the backend from :class:`memu_core.settings.Settings` (``MEMU_MEMORY_MODE`` picks it)."""
 
     @abstractmethod
     def list_all_recall_files(

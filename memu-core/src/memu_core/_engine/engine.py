@@ -1,0 +1,363 @@
+"""The local engine: memU's three operations (plus ``forget``) over a :class:`MemoryStore`.
+
+A commit is *plan → embed → write*: the plan reads what is stored, only texts without a vector
+are embedded (in one batched call), and the store writes everything in one transaction. If
+another writer moved a file in between, the store refuses and the engine plans again, reusing
+the vectors it already has. Retrieval runs lexical and dense searches, fuses them with
+reciprocal-rank fusion and rolls segments up to their files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from memu_core._engine.cursor import decode_cursor, encode_cursor
+from memu_core._engine.fusion import fuse
+from memu_core._engine.inputs import (
+    FileInput,
+    ResourceInput,
+    content_hash,
+    parse_files,
+    parse_resources,
+    parse_scope,
+    parse_where,
+)
+from memu_core._engine.segments import segment_file
+from memu_core.errors import EmbeddingError, FingerprintMismatch, StoreError, UsageError, WriteConflict
+from memu_core.interfaces import AgenticMemoryBackend, Embedder, MemoryStore
+from memu_core.types import (
+    ChangeSet,
+    FileWrite,
+    Fingerprint,
+    Hit,
+    Resource,
+    ResourceWrite,
+    Scope,
+    StoredFile,
+)
+
+DEFAULT_TOP_K = 5
+"""Segments returned by default (memU's ``file.top_k``); files are the distinct parents (≤ top_k)."""
+RESOURCE_TOP_K = 5
+MAX_TOP_K = 200
+CANDIDATES_PER_RESULT = 5
+"""Each search returns this many candidates per wanted result, so fusion has room to work."""
+MIN_CANDIDATES = 50
+LEXICAL_WEIGHT = 1.0
+DENSE_WEIGHT = 1.0
+COMMIT_ATTEMPTS = 8
+SEARCH_MODES = ("hybrid", "lexical", "dense")
+
+EmbedderFactory = Callable[[], Embedder | None]
+
+
+class LocalEngine(AgenticMemoryBackend):
+    """The ``local`` backend: memu's engine over a local store and an optional embedder."""
+
+    name: ClassVar[str] = "local"
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        embedder: Embedder | None = None,
+        embedder_factory: EmbedderFactory | None = None,
+        default_scope: Scope | None = None,
+    ) -> None:
+        self.store = store
+        self._embedder = embedder
+        self._factory = embedder_factory if embedder is None else None
+        self.default_scope = default_scope or Scope()
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> LocalEngine:
+        """Open the configured store; the embedder is chosen lazily, on first need."""
+        from memu_core.runtime import embedder_factory, open_store
+
+        scope = Scope(user_id=settings.user_id, agent_id=settings.agent_id)
+        return cls(open_store(settings), embedder_factory=embedder_factory(settings), default_scope=scope)
+
+    # -- embedder ---------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder | None:
+        """The configured embedder (built on first use), or ``None`` for lexical-only."""
+        if self._factory is not None:
+            self._embedder = self._factory()
+            self._factory = None
+        return self._embedder
+
+    def embedder_info(self) -> dict[str, Any] | None:
+        """``{"provider", "model", "dimension"}`` of the embedder in use, for JSON output."""
+        embedder = self.embedder
+        if embedder is None:
+            return None
+        fp = embedder.fingerprint
+        return {"provider": fp.provider, "model": fp.model, "dimension": fp.dimension}
+
+    def _check_space(self, embedder: Embedder) -> Fingerprint | None:
+        """Refuse to mix embedding spaces; return the store's fingerprint (``None`` if no vectors)."""
+        stored = self.store.fingerprint()
+        wanted = embedder.fingerprint
+        if stored is not None and stored != wanted:
+            raise FingerprintMismatch(
+                f"the store's vectors were made by {stored.describe()} but the configured embedder is "
+                f"{wanted.describe()}; run `memu reindex` to re-embed the store, or set "
+                f"MEMU_EMBED_PROVIDER/MEMU_EMBED_MODEL back to {stored.provider}/{stored.model}"
+            )
+        return stored
+
+    def _embed(self, embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+        vectors = embedder.embed(list(texts))
+        if len(vectors) != len(texts):
+            raise EmbeddingError(
+                f"the embedder returned {len(vectors)} vectors for {len(texts)} texts; "
+                "check MEMU_EMBED_PROVIDER/MEMU_BASE_URL point at an embeddings endpoint"
+            )
+        return vectors
+
+    # -- commit -----------------------------------------------------------------------------
+    def commit_results(
+        self,
+        *,
+        recall_files: Sequence[Mapping[str, Any]] | None = None,
+        resource: Sequence[Mapping[str, Any]] | None = None,
+        user: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Store files and resources in one transaction; unchanged ones cost nothing."""
+        files = parse_files(recall_files)
+        resources = parse_resources(resource)
+        scope = parse_scope(user, self.default_scope)
+        stats = {"files_written": 0, "resources_written": 0, "texts_embedded": 0}
+        if not files and not resources:
+            return {"recall_files": [], "resources": [], "stats": stats}
+        embedder = self.embedder
+        if embedder is None and self.store.fingerprint() is not None:
+            stored = self.store.fingerprint()
+            assert stored is not None
+            raise FingerprintMismatch(
+                f"the store holds vectors made by {stored.describe()} but no embedder is configured; "
+                f"set MEMU_EMBED_PROVIDER={stored.provider} (and MEMU_EMBED_MODEL={stored.model}) so new "
+                "memories are searchable the same way"
+            )
+        if embedder is not None and self._check_space(embedder) is None and self._has_files():
+            raise FingerprintMismatch(
+                f"the store was built lexical-only and has no vectors, but {embedder.fingerprint.describe()} "
+                "is now configured; run `memu reindex` once to embed what is stored"
+            )
+        vectors: dict[str, list[float]] = {}
+        for _attempt in range(COMMIT_ATTEMPTS):
+            stored_files = self.store.get_files(scope, [f.key for f in files])
+            stored_resources = self.store.get_resources(scope, [r.path for r in resources])
+            changes = ChangeSet(
+                files=[w for f in files if (w := self._plan_file(scope, f, stored_files.get(f.key)))],
+                resources=[w for r in resources if (w := self._plan_resource(scope, r, stored_resources.get(r.path)))],
+            )
+            if embedder is not None:
+                missing = self._missing_texts(changes, stored_files, vectors)
+                if missing:
+                    vectors.update(zip(missing, self._embed(embedder, missing), strict=True))
+                    stats["texts_embedded"] += len(missing)
+                self._attach_vectors(changes, stored_files, vectors)
+                if missing or self.store.fingerprint() is None and self._carries_vectors(changes):
+                    changes.fingerprint = embedder.fingerprint
+            if not changes.files and not changes.resources:
+                break
+            try:
+                self.store.apply(changes)
+            except WriteConflict:
+                continue
+            stats["files_written"] = len(changes.files)
+            stats["resources_written"] = len(changes.resources)
+            break
+        else:
+            raise StoreError(
+                f"gave up after {COMMIT_ATTEMPTS} attempts: other writers kept changing the same files; "
+                "retry the commit"
+            )
+        after_files = self.store.get_files(scope, [f.key for f in files])
+        after_resources = self.store.get_resources(scope, [r.path for r in resources])
+        return {
+            "recall_files": [after_files[f.key].file.to_json() for f in files if f.key in after_files],
+            "resources": [after_resources[r.path].to_json() for r in resources if r.path in after_resources],
+            "stats": stats,
+        }
+
+    def _plan_file(self, scope: Scope, new: FileInput, stored: StoredFile | None) -> FileWrite | None:
+        # A blank description on an existing file keeps the stored one: agents often re-send a
+        # file's body without its frontmatter, and that must not erase what it is about.
+        description = new.description or (stored.file.description if stored else "")
+        digest = content_hash(new.track, new.name, description, new.content)
+        if stored is not None and stored.file.content_hash == digest:
+            return None
+        return FileWrite(
+            scope=scope,
+            track=new.track,
+            name=new.name,
+            description=description,
+            content=new.content,
+            content_hash=digest,
+            expected_revision=stored.file.revision if stored else None,
+            segments=segment_file(new.track, new.name, description, new.content),
+        )
+
+    def _has_files(self) -> bool:
+        files, _ = self.store.list_files({}, None, 1)
+        return bool(files)
+
+    @staticmethod
+    def _plan_resource(scope: Scope, new: ResourceInput, stored: Resource | None) -> ResourceWrite | None:
+        if stored is not None and stored.description == new.description:
+            return None
+        return ResourceWrite(scope=scope, path=new.path, description=new.description)
+
+    @staticmethod
+    def _missing_texts(
+        changes: ChangeSet, stored: Mapping[tuple[str, str], StoredFile], have: Mapping[str, list[float]]
+    ) -> list[str]:
+        """Texts that need a vector: not already vectorised in the store, nor earlier in this commit."""
+        wanted: dict[str, None] = {}
+        for write in changes.files:
+            known = stored[(write.track, write.name)].segment_texts if (write.track, write.name) in stored else ()
+            for draft in write.segments:
+                if draft.text not in have and draft.text not in known:
+                    wanted.setdefault(draft.text, None)
+        for res in changes.resources:
+            if res.description and res.description not in have:
+                wanted.setdefault(res.description, None)
+        return list(wanted)
+
+    @staticmethod
+    def _attach_vectors(
+        changes: ChangeSet, stored: Mapping[tuple[str, str], StoredFile], vectors: Mapping[str, list[float]]
+    ) -> None:
+        for write in changes.files:
+            keep = stored[(write.track, write.name)].segment_texts if (write.track, write.name) in stored else frozenset()
+            for draft in write.segments:
+                # The store keeps its own vector for a text it already holds; send only new ones.
+                draft.vector = None if draft.text in keep else vectors.get(draft.text)
+        for res in changes.resources:
+            res.vector = vectors.get(res.description) if res.description else None
+
+    @staticmethod
+    def _carries_vectors(changes: ChangeSet) -> bool:
+        return any(d.vector is not None for w in changes.files for d in w.segments) or any(
+            r.vector is not None for r in changes.resources
+        )
+
+    # -- list / forget ----------------------------------------------------------------------
+    def list_all_recall_files(
+        self, where: Mapping[str, Any] | None = None, *, cursor: str | None = None, limit: int = 50
+    ) -> dict[str, Any]:
+        """One keyset page of files ordered by (track, name, id)."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise UsageError(f"limit must be a whole number >= 1, got {limit!r}")
+        after = decode_cursor(cursor) if cursor else None
+        files, next_key = self.store.list_files(parse_where(where), after, limit)
+        return {
+            "recall_files": [f.to_json() for f in files],
+            "next_cursor": encode_cursor(next_key) if next_key else None,
+        }
+
+    def iter_all_files(self, where: Mapping[str, Any] | None = None, *, page: int = 200) -> Iterable[dict[str, Any]]:
+        """Every file, following the cursor to the end."""
+        cursor: str | None = None
+        while True:
+            result = self.list_all_recall_files(where, cursor=cursor, limit=page)
+            yield from result["recall_files"]
+            cursor = result["next_cursor"]
+            if not cursor:
+                return
+
+    def forget(self, name: str, *, track: str = "memory", user: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Delete one file (and its segments and vectors)."""
+        if not isinstance(name, str) or not name.strip():
+            raise UsageError("forget needs the name of a recall file")
+        deleted = self.store.delete_file(parse_scope(user, self.default_scope), track or "memory", name.strip())
+        return {"forgotten": [deleted.to_json()] if deleted else []}
+
+    # -- retrieve ---------------------------------------------------------------------------
+    def progressive_retrieve(
+        self,
+        query: str,
+        where: Mapping[str, Any] | None = None,
+        *,
+        top_k: int | None = None,
+        tracks: Sequence[str] | None = None,
+        mode: str | None = None,
+    ) -> dict[str, Any]:
+        """Hybrid search: ranked segments, their files (best segment wins) and resources."""
+        if not isinstance(query, str) or not query.strip():
+            raise UsageError("empty query: pass the question to search memory for, e.g. `memu retrieve \"deploy steps\"`")
+        filters = parse_where(where)
+        k = DEFAULT_TOP_K if top_k is None else top_k
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:
+            raise UsageError(f"top_k must be between 1 and {MAX_TOP_K}, got {k!r}")
+        if mode is not None and mode not in SEARCH_MODES:
+            raise UsageError(f"unknown search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
+        track_list = list(tracks) if tracks else None
+
+        embedder = self.embedder if mode != "lexical" else None
+        if mode == "dense" and embedder is None:
+            raise UsageError("dense search needs an embedder: set MEMU_EMBED_PROVIDER (e.g. local)")
+        vector: list[float] | None = None
+        if embedder is not None and self._check_space(embedder) is not None:
+            vector = self._embed(embedder, [query])[0]
+        used = mode or ("hybrid" if vector is not None else "lexical")
+        if used == "hybrid" and vector is None:
+            used = "lexical"
+
+        pool = max(k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+        seg_rankings: list[tuple[list[Hit], float]] = []
+        res_rankings: list[tuple[list[Hit], float]] = []
+        if used in ("hybrid", "lexical"):
+            seg_rankings.append((self.store.search_segments_lexical(query, filters, track_list, pool), LEXICAL_WEIGHT))
+            res_rankings.append((self.store.search_resources_lexical(query, filters, RESOURCE_TOP_K * 4), LEXICAL_WEIGHT))
+        if vector is not None and used in ("hybrid", "dense"):
+            seg_rankings.append((self.store.search_segments_dense(vector, filters, track_list, pool), DENSE_WEIGHT))
+            res_rankings.append((self.store.search_resources_dense(vector, filters, RESOURCE_TOP_K * 4), DENSE_WEIGHT))
+
+        top = fuse(seg_rankings)[:k]
+        segments = self.store.fetch_segments([h.id for h in top])
+        files = self.store.fetch_files(list(dict.fromkeys(s.file_id for s in segments.values())))
+        segment_out: list[dict[str, Any]] = []
+        file_scores: dict[str, float] = {}
+        for hit in top:
+            seg = segments.get(hit.id)
+            parent = files.get(seg.file_id) if seg else None
+            if seg is None or parent is None:
+                continue  # deleted between search and fetch
+            file_scores[parent.id] = max(file_scores.get(parent.id, 0.0), hit.score)
+            segment_out.append(
+                {
+                    "id": seg.id,
+                    "created_at": parent.updated_at.isoformat(),
+                    "updated_at": parent.updated_at.isoformat(),
+                    "recall_file_id": seg.file_id,
+                    "track": seg.track,
+                    "kind": seg.kind,
+                    "text": seg.text,
+                    **seg.scope.as_dict(),
+                    "score": round(hit.score, 6),
+                }
+            )
+        file_out = [
+            {**files[fid].to_json(), "score": round(score, 6)}
+            for fid, score in sorted(file_scores.items(), key=lambda item: -item[1])
+        ]
+        res_top = fuse(res_rankings)[:RESOURCE_TOP_K]
+        res_rows = self.store.fetch_resources([h.id for h in res_top])
+        resource_out = [
+            {**res_rows[h.id].to_json(), "score": round(h.score, 6)} for h in res_top if h.id in res_rows
+        ]
+        return {
+            "segments": segment_out,
+            "files": file_out,
+            "resources": resource_out,
+            "mode": used,
+            "embedder": self.embedder_info() if vector is not None else None,
+        }
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()

@@ -1,0 +1,81 @@
+"""Building the configured store, embedder and backend from settings.
+
+This is where ``MEMU_DB``, ``MEMU_EMBED_PROVIDER`` and ``MEMU_MEMORY_MODE`` turn into objects.
+Hosts, the CLI and the server all go through it, so they always agree on one store and one
+embedding space.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memu_core._plugins.manager import get_plugins
+from memu_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from memu_core.interfaces import AgenticMemoryBackend, Embedder, MemoryStore
+    from memu_core.settings import Settings
+
+_BACKEND_HINTS = {"cloud": "pip install memu-backend-cloud"}
+
+
+def _settings(settings: Settings | None) -> Settings:
+    if settings is not None:
+        return settings
+    from memu_core.settings import load_settings
+
+    return load_settings()
+
+
+def store_class_for(url: str) -> type[MemoryStore]:
+    """The registered store class that claims ``url`` (a bare path means ``sqlite``)."""
+    stores = get_plugins().stores()
+    lowered = url.strip().lower()
+    if lowered in (":memory:", "inmemory", "memory://"):
+        return stores.require("memory")  # type: ignore[no-any-return]
+    for name in stores:
+        cls = stores[name]
+        if any(lowered.startswith(scheme) for scheme in getattr(cls, "url_schemes", ())):
+            return cls  # type: ignore[no-any-return]
+    if lowered.startswith(("postgres://", "postgresql://", "postgresql+")):
+        raise ConfigError(
+            f"MEMU_DB is a Postgres DSN but no Postgres store is installed; run `pip install memu-backend-postgres`"
+        )
+    if "://" in lowered and not lowered.startswith("sqlite://"):
+        scheme = lowered.split("://", 1)[0]
+        raise ConfigError(
+            f"MEMU_DB uses the unknown scheme {scheme!r}; use a file path, sqlite:///path, or postgresql://…"
+        )
+    return stores.require("sqlite")  # type: ignore[no-any-return]
+
+
+def open_store(settings: Settings | None = None) -> MemoryStore:
+    """Open the store ``MEMU_DB`` names (default ``~/.memu/memu.sqlite3``)."""
+    s = _settings(settings)
+    url = str(s.db)
+    cls = store_class_for(url)
+    if "://" not in url and url.strip().lower() not in (":memory:", "inmemory"):
+        url = str(Path(url).expanduser())
+    return cls.open(url)
+
+
+def embedder_factory(settings: Settings | None = None) -> Any:
+    """A zero-argument callable building the configured embedder (or ``None``) on first need."""
+    s = _settings(settings)
+
+    def build() -> Embedder | None:
+        from memu_core._engine.embedders import select_embedder
+
+        return select_embedder(s, get_plugins().embedders())
+
+    return build
+
+
+def open_backend(settings: Settings | None = None) -> AgenticMemoryBackend:
+    """The backend ``MEMU_MEMORY_MODE`` selects: ``local`` (the engine) or ``cloud`` (a v4 API)."""
+    s = _settings(settings)
+    mode = str(s.memory_mode)
+    backends = get_plugins().backends()
+    cls = backends.require(mode, hint=_BACKEND_HINTS.get(mode, ""))
+    return cls.from_settings(s)  # type: ignore[no-any-return]

@@ -1,0 +1,68 @@
+"""Test helpers for memu and its plugins (loaded as the ``memu_core`` pytest plugin).
+
+- fixtures: ``fresh_plugins`` (a new plugin manager, built-ins only unless told otherwise),
+  ``memu_home`` (an isolated ``HOME``/``~/.memu`` with ``MEMU_*`` cleared);
+- :func:`registered` installs given plugin objects as the process plugin manager;
+- :func:`fake_entry_point` builds an entry point for a module or object, as if installed;
+- :mod:`memu_core.testing.store_contract`: the suite every ``MemoryStore`` passes;
+- :mod:`memu_core.testing.strategies`: hypothesis strategies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import types
+from collections.abc import Iterator
+from importlib import metadata
+from typing import Any
+
+from memu_core._plugins.manager import Plugins, get_plugins, set_plugins
+
+__all__ = ["fake_entry_point", "registered"]
+
+
+class _FakeDist:
+    def __init__(self, name: str, version: str) -> None:
+        self.name = name
+        self.version = version
+
+
+def fake_entry_point(name: str, target: Any, *, dist: str = "memu-fake-plugin", version: str = "0.0.1") -> metadata.EntryPoint:
+    """An entry point in group ``memu`` that loads ``target`` (a module object, or any object).
+
+    ``target`` may also be an exception instance: loading the entry point then raises it, which
+    is how tests simulate a plugin that fails to import.
+    """
+    module_name = f"_memu_fake_ep_{name.replace('-', '_')}"
+    module = types.ModuleType(module_name)
+    if isinstance(target, BaseException):
+        error = target
+
+        def __getattr__(attr: str) -> Any:
+            raise error
+
+        module.__getattr__ = __getattr__  # type: ignore[method-assign]
+        value = f"{module_name}:plugin"
+    else:
+        module.plugin = target  # type: ignore[attr-defined]
+        value = f"{module_name}:plugin"
+    sys.modules[module_name] = module
+    ep = metadata.EntryPoint(name=name, value=value, group="memu")
+    # EntryPoint is immutable; attach a distribution the way importlib does for installed ones.
+    object.__setattr__(ep, "dist", _FakeDist(dist, version))
+    return ep
+
+
+@contextlib.contextmanager
+def registered(*plugins: Any, entry_points: list[metadata.EntryPoint] | None = None, environ: dict[str, str] | None = None) -> Iterator[Plugins]:
+    """Install a fresh process plugin manager with the built-ins plus ``plugins`` (and fake EPs)."""
+    from memu_core._plugins import builtin
+
+    previous = get_plugins()
+    fresh = Plugins(entry_points=lambda: list(entry_points or []), environ=environ or {}, builtins=[builtin, *plugins])
+    set_plugins(fresh)
+    try:
+        yield fresh
+    finally:
+        set_plugins(previous)

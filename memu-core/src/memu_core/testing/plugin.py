@@ -1,0 +1,53 @@
+"""pytest plugin (entry point ``pytest11``): fixtures every memu package's tests can use."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memu_core._plugins.manager import Plugins, get_plugins, set_plugins
+
+
+@pytest.fixture
+def fresh_plugins() -> Iterator[Plugins]:
+    """A new process plugin manager (built-ins plus installed entry points), restored afterwards."""
+    previous = get_plugins()
+    fresh = Plugins()
+    set_plugins(fresh)
+    try:
+        yield fresh
+    finally:
+        set_plugins(previous)
+
+
+@pytest.fixture
+def memu_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An isolated home: ``HOME`` in a temp dir, every ``MEMU_*`` variable cleared, a fresh
+    plugin manager and a reloaded config cache. Returns the home directory."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    for key in list(os.environ):
+        if key.startswith("MEMU_"):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("MEMU_EMBED_PROVIDER", "none")
+    try:
+        from memu_core._config import resolve
+
+        resolve.reload()
+    except (ImportError, AttributeError):
+        pass
+    previous = get_plugins()
+    set_plugins(Plugins())
+    yield home
+    set_plugins(previous)
+    try:
+        from memu_core._config import resolve
+
+        resolve.reload()
+    except (ImportError, AttributeError):
+        pass
