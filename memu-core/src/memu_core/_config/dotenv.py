@@ -1,0 +1,285 @@
+"""Read and write ``config.env``, the dotenv file every memu binary on a machine shares.
+
+Stdlib only: the per-turn ``retrieve`` path imports this module, so it must stay cheap.
+
+The reader never crashes on a bad line: it skips it and reports ``(line_no, message)``, so one
+typo cannot take every host offline. The writer is the only code that changes the file; it
+merges in place (comments and other hosts' keys survive), quotes what needs quoting so the reader
+gives back exactly what was written, and replaces the file atomically with mode 0600.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from memu_core.errors import ConfigError, UsageError
+
+Problem = tuple[int, str]
+"""A skipped line: its 1-based number and what was wrong with it."""
+
+_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_EXPORT_RE = re.compile(r"export\s+")
+# Only these end a line. str.splitlines() would also split on form feeds, U+2028 and friends,
+# which can legitimately sit inside a quoted value.
+_LINE_END_RE = re.compile(r"\r\n|\r|\n")
+# An unquoted value ends at the first " #" (whitespace then hash), like a shell comment.
+_INLINE_COMMENT_RE = re.compile(r"\s#")
+# Values made only of these characters are written bare; anything else is quoted.
+_BARE_VALUE_RE = re.compile(r"[A-Za-z0-9_./:@%+,=~^*!?\[\]{}-]+\Z")
+_DOUBLE_QUOTE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def decode(data: bytes, path: Path) -> tuple[str, bool]:
+    """Decode the bytes of a config file; return ``(text, canonical)``.
+
+    ``canonical`` is False when the file is not plain BOM-less UTF-8 (a BOM, UTF-16, or a
+    Windows ANSI fallback), so the writer knows to migrate it even when no value changed.
+    Invalid UTF-8 raises :class:`ConfigError` naming the file and the fix.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        return _strict(data[len(codecs.BOM_UTF8) :], "utf-8", path), False
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return _strict(data, "utf-16", path), False
+    try:
+        return data.decode("utf-8"), True
+    except UnicodeDecodeError as exc:
+        if os.name == "nt":
+            # Notepad and PowerShell 5 save in the ANSI code page; reading it beats refusing.
+            import locale
+
+            return data.decode(locale.getencoding(), errors="replace"), False
+        raise ConfigError(
+            f"{path}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8, "
+            "or delete it and re-run `init`"
+        ) from None
+
+
+def _strict(data: bytes, encoding: str, path: Path) -> str:
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid {encoding.upper()} (byte {exc.start}); re-save the file as UTF-8, "
+            "or delete it and re-run `init`"
+        ) from None
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on CRLF, LF and lone CR only; a final line terminator yields no empty tail line."""
+    lines = _LINE_END_RE.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def parse_line(line: str) -> tuple[str, str] | str | None:
+    """Parse one line: ``(key, value)`` for an assignment, None for blank/comment, else a problem."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    body = stripped
+    export = _EXPORT_RE.match(body)
+    if export and "=" in body[export.end() :]:
+        body = body[export.end() :]
+    if "=" not in body:
+        return "no '=' (expected KEY=value)"
+    raw_key, raw_value = body.split("=", 1)
+    key = raw_key.strip()
+    if not _KEY_RE.match(key):
+        shown = key if len(key) <= 40 else key[:40] + "…"
+        return f"invalid key {shown!r} (use letters, digits and _, not starting with a digit)"
+    return key, _parse_value(raw_value)
+
+
+def _parse_value(raw: str) -> str:
+    text = raw.lstrip()
+    if text[:1] == '"':
+        quoted = _double_quoted(text)
+        if quoted is not None:
+            return quoted
+    elif text[:1] == "'":
+        end = text.find("'", 1)
+        if end > 0 and _only_comment(text[end + 1 :]):
+            return text[1:end]
+    # Unquoted (or an unmatched quote, taken literally): cut a " #" comment, trim.
+    comment = _INLINE_COMMENT_RE.search(raw)
+    if comment:
+        raw = raw[: comment.start()]
+    return raw.strip()
+
+
+def _double_quoted(text: str) -> str | None:
+    """The unescaped content of a leading ``"…"``, or None if it is unterminated or trailed by junk."""
+    out: list[str] = []
+    i = 1
+    while i < len(text):
+        char = text[i]
+        if char == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            # An unknown escape keeps its backslash, so Windows paths survive unquoted habits.
+            out.append(_DOUBLE_QUOTE_ESCAPES.get(nxt, "\\" + nxt))
+            i += 2
+            continue
+        if char == '"':
+            return "".join(out) if _only_comment(text[i + 1 :]) else None
+        out.append(char)
+        i += 1
+    return None
+
+
+def _only_comment(rest: str) -> bool:
+    rest = rest.strip()
+    return not rest or rest.startswith("#")
+
+
+def parse(text: str) -> tuple[dict[str, str], list[Problem]]:
+    """Parse dotenv text into ``(values, problems)``; repeated keys: the last one wins."""
+    values: dict[str, str] = {}
+    problems: list[Problem] = []
+    for number, line in enumerate(split_lines(text), start=1):
+        parsed = parse_line(line)
+        if parsed is None:
+            continue
+        if isinstance(parsed, str):
+            problems.append((number, parsed))
+            continue
+        key, value = parsed
+        values[key] = value
+    return values, problems
+
+
+def read_file(path: Path) -> tuple[dict[str, str], list[Problem]]:
+    """Read and parse ``path``; a missing file is ``({}, [])``."""
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return {}, []
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot be read ({exc.strerror}); fix its permissions (chmod 600) "
+            "or point MEMU_CONFIG_ENV at a readable file"
+        ) from None
+    text, _ = decode(data, path)
+    return parse(text)
+
+
+def format_value(value: str) -> str:
+    """Render ``value`` so that :func:`parse_line` returns it unchanged."""
+    if value == "" or _BARE_VALUE_RE.match(value):
+        return value
+    if "'" not in value:
+        return f"'{value}'"
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def _check_update(key: str, value: str) -> None:
+    if not _KEY_RE.match(key):
+        raise UsageError(f"config key {key!r} is invalid; use letters, digits and _ (e.g. MEMU_DB)")
+    if not isinstance(value, str):
+        raise UsageError(f"{key}: value must be text, got {type(value).__name__}")
+    if "\n" in value or "\r" in value:
+        raise UsageError(f"{key}: the value contains a line break; config.env holds one line per value")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{key}: the value is not encodable as UTF-8; pass plain text") from None
+
+
+def merge(text: str, updates: Mapping[str, str]) -> str:
+    """Return ``text`` with ``updates`` applied: every occurrence rewritten in place, new keys appended.
+
+    Lines that do not assign an updated key are kept byte for byte. Line terminators follow the
+    file's first one (LF for a new file), and the result always ends with one.
+    """
+    newline = _LINE_END_RE.search(text)
+    eol = newline.group(0) if newline else "\n"
+    out: list[str] = []
+    seen: set[str] = set()
+    for line in split_lines(text):
+        parsed = parse_line(line)
+        if isinstance(parsed, tuple) and parsed[0] in updates:
+            key = parsed[0]
+            prefix = "export " if _EXPORT_RE.match(line.lstrip()) else ""
+            out.append(f"{prefix}{key}={format_value(updates[key])}")
+            seen.add(key)
+        else:
+            out.append(line)
+    out.extend(f"{key}={format_value(value)}" for key, value in updates.items() if key not in seen)
+    return "".join(line + eol for line in out)
+
+
+def write_values(path: Path, updates: Mapping[str, str]) -> tuple[Path, bool]:
+    """Merge ``updates`` into the file at ``path`` atomically; return ``(path, changed)``.
+
+    Raises :class:`UsageError` for a value with a line break or an invalid key, before touching
+    anything. When nothing would change in a canonical file, only the mode is re-asserted.
+    """
+    for key, value in updates.items():
+        _check_update(key, value)
+    path = Path(path)
+    if not path.parent.is_dir():
+        path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    try:
+        data = path.read_bytes()
+        exists = True
+    except FileNotFoundError:
+        data, exists = b"", False
+    original, canonical = decode(data, path)
+    merged = merge(original, updates)
+    if exists and canonical and merged == original:
+        _restrict(path)
+        return path, False
+    _atomic_write(path, merged.encode("utf-8"))
+    return path, True
+
+
+def _restrict(path: Path) -> None:
+    if os.name == "posix":
+        os.chmod(path, FILE_MODE)
+
+
+def _atomic_write(path: Path, payload: bytes) -> None:
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _restrict(Path(tmp_name))
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable; best effort, since some filesystems refuse to open a directory."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def permission_note() -> str:
+    """How the written file is protected, for the ``config`` row the commands print."""
+    return "mode 0600" if os.name == "posix" else "plain text; protected only by the folder's ACLs"
