@@ -8,9 +8,9 @@ is private.
 
 from __future__ import annotations
 
-import pluggy
+from typing import Any
 
-from memu_core._version import __version__
+import pluggy
 
 PROJECT_NAME = "memu"
 """pluggy project name; also the entry-point group plugins register under."""
@@ -22,3 +22,13 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 """Marks a plugin's implementation of a ``memu_*`` hook."""
 
 __all__ = ["PROJECT_NAME", "__version__", "hookimpl", "hookspec"]
+
+
+def __getattr__(name: str) -> Any:
+    # The version is read from package metadata only when asked: importlib.metadata costs tens
+    # of milliseconds, and every memu command imports this package.
+    if name == "__version__":
+        from memu_core._version import version
+
+        return version()
+    raise AttributeError(name)

@@ -1,10 +1,16 @@
-"""The installed version of memu-core, read from package metadata without importing anything heavy."""
+"""The installed version of memu-core, read from package metadata on demand."""
 
 from __future__ import annotations
 
-from importlib import metadata
+import functools
 
-try:
-    __version__: str = metadata.version("memu-core")
-except metadata.PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+
+@functools.cache
+def version() -> str:
+    """memu-core's version, or ``0+unknown`` in a source tree that was never installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("memu-core")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"

@@ -8,7 +8,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from memu_core._version import __version__
 
 TrackOpt = Annotated[Optional[list[str]], typer.Option("--track", help="Only this track (repeatable).")]  # noqa: UP045
 UserOpt = Annotated[Optional[str], typer.Option("--user-id", help="Only this user's memory.")]  # noqa: UP045
@@ -21,7 +20,9 @@ def _where(user_id: str | None, agent_id: str | None) -> dict[str, str]:
 
 def _version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"memu {__version__}")
+        from memu_core._version import version
+
+        typer.echo(f"memu {version()}")
         raise typer.Exit()
 
 

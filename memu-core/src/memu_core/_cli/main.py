@@ -38,12 +38,16 @@ def run_app(app_factory, argv: Sequence[str] | None = None, *, prog: str = "memu
     except BrokenPipeError:
         return 0
     except Exception as exc:
-        from typer._click.exceptions import Abort, ClickException, Exit
+        import typer
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-        if isinstance(exc, Exit):
-            return exc.exit_code
-        if isinstance(exc, Abort):
+        if isinstance(exc, typer.Exit):
+            return int(exc.exit_code)
+        if isinstance(exc, typer.Abort):
             return 130
+        if isinstance(exc, NoArgsIsHelpError):
+            exc.show()
+            return 0
         if isinstance(exc, ClickException):
             exc.show()
             return exc.exit_code

@@ -159,7 +159,7 @@ class LocalEngine(AgenticMemoryBackend):
                     vectors.update(zip(missing, self._embed(embedder, missing), strict=True))
                     stats["texts_embedded"] += len(missing)
                 self._attach_vectors(changes, stored_files, vectors)
-                if missing or self.store.fingerprint() is None and self._carries_vectors(changes):
+                if self._carries_vectors(changes):
                     changes.fingerprint = embedder.fingerprint
             if not changes.files and not changes.resources:
                 break

@@ -72,6 +72,20 @@ class SqliteStore(MemoryStore):
             raise
         return cls(conn, str(path))
 
+    @classmethod
+    def upgrade_schema(cls, url: str) -> str | None:
+        """``memu db upgrade``: migrate the file at ``url`` to the newest revision."""
+        from memu_core._stores.sqlite import migrate
+
+        return migrate.upgrade(url)
+
+    @classmethod
+    def schema_revision(cls, url: str) -> str | None:
+        """``memu db current``: the file's schema revision (``None`` before it is created)."""
+        from memu_core._stores.sqlite import migrate
+
+        return migrate.current(url)
+
     @property
     def path(self) -> str:
         """The store file's path."""

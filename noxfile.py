@@ -1,0 +1,62 @@
+"""Developer sessions. ``nox -s tests`` is the whole suite in a fresh venv; ``nox -s bench`` the
+benchmarks (not part of the default run). Sessions install with pip: torch must come from the
+pinned CPU wheel in requirements-dev.txt."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.default_venv_backend = "virtualenv"
+
+MEMBERS = [
+    "memu-core",
+    "memu-telemetry",
+    "memu-backends/memu-embed-local",
+    "memu-backends/memu-embed-litellm",
+    "memu-backends/memu-backend-postgres",
+    "memu-backends/memu-backend-cloud",
+    "memu-backends/memu-server",
+    "memu-hosts/memu-host-claude-code",
+    "memu-hosts/memu-host-codex",
+]
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+@nox.session(python="3.11")
+def tests(session: nox.Session) -> None:
+    """The whole test suite, as CI runs it."""
+    session.install("-r", "requirements-dev.txt")
+    session.run("python", "-m", "pytest", *session.posargs, env=OFFLINE)
+
+
+@nox.session(python="3.11")
+@nox.parametrize("member", MEMBERS)
+def isolated(session: nox.Session, member: str) -> None:
+    """Each distribution installs alone with memu-core and passes its own tests."""
+    session.install("torch==2.13.0")
+    session.install("-e", "memu-core[testing]")
+    if member != "memu-core":
+        session.install("-e", member)
+    session.run("python", "-m", "pytest", f"{member}/tests", "-p", "no:randomly", env=OFFLINE)
+
+
+@nox.session(python="3.11")
+def lint(session: nox.Session) -> None:
+    """ruff over the whole tree."""
+    session.install("ruff>=0.5")
+    session.run("ruff", "check", ".")
+
+
+@nox.session(python="3.11")
+def typecheck(session: nox.Session) -> None:
+    """mypy over memu-core."""
+    session.install("mypy>=1.10", "-e", "memu-core")
+    session.run("mypy")
+
+
+@nox.session(python="3.11")
+def bench(session: nox.Session) -> None:
+    """Every benchmark under tests/bench; prints median and min-max per figure."""
+    session.install("-r", "requirements-dev.txt")
+    session.run("python", "tests/bench/run_all.py", *session.posargs, env=OFFLINE)
