@@ -37,7 +37,6 @@ _FALSE = {"0", "false", "no", "off", ""}
 # What to tell the user when a field's value is rejected.
 _FIXES: dict[str, str] = {
     "memory_mode": "set it to local or cloud (or run `config --local` or `config --cloud`)",
-    "db": "set MEMU_DB to a file path, sqlite:///path, :memory: or a postgresql:// DSN",
     "embed_batch_size": "set MEMU_EMBED_BATCH_SIZE to a whole number of at least 1",
     "embed_concurrency": "set MEMU_EMBED_CONCURRENCY to a whole number of at least 1",
     "embed_timeout": "set MEMU_EMBED_TIMEOUT to a number of seconds greater than 0",

@@ -106,10 +106,7 @@ def _identity(key: str, value: str) -> str:
     """Compare identities, not spellings: ``~/x`` and ``/home/u/x`` are one store."""
     value = value.strip()
     if key == DB:
-        try:
-            return normalise_db(value)
-        except ValueError:
-            return value
+        return normalise_db(value)
     if key == EMBED_PROVIDER:
         return value.lower()
     return value
@@ -282,11 +279,6 @@ def run_config(
             updates[key] = value
     if target == "cloud" and updates.get(CLOUD_BASE_URL) == DEFAULT_CLOUD_BASE_URL:
         del updates[CLOUD_BASE_URL]  # the default needs no line in the file
-    if DB in updates:
-        try:
-            normalise_db(updates[DB])
-        except ValueError as exc:
-            raise UsageError(f"--db {redact_dsn(updates[DB])!r}: {exc}") from None
 
     if not force:
         conflict = identity_conflict(current, updates)
