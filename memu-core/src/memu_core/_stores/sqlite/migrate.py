@@ -73,13 +73,17 @@ def upgrade(url: str) -> str:
     finally:
         engine.dispose()
     found = current(url)
-    assert found is not None
+    if found is None:
+        raise StoreError(f"upgrading the SQLite store {str(path)!r} left it without a schema revision")
     return found
 
 
 def current(url: str) -> str | None:
-    """The revision the store at ``url`` is at, or ``None`` when it has no schema yet."""
-    conn = connect(path_from_url(url))
+    """The revision the store at ``url`` is at, or ``None`` when it has no schema (or no file)."""
+    path = path_from_url(url)
+    if not path.exists():
+        return None  # inspecting must not create an empty store as a side effect
+    conn = connect(path)
     try:
         return schema_revision(conn)
     finally:
