@@ -1,0 +1,275 @@
+"""One CLI for every host binary, built from its :class:`HostSpec`.
+
+Every ``memu-<host>`` gets the same verbs, flags and output as memU's: ``retrieve``,
+``install-instruction`` (``--remove``), ``remove-instruction``, ``prepare``, ``commit``,
+``verify-resources``, ``doctor``, ``docs``, ``init`` and ``config``, plus the host's extras.
+typer is imported when the app is built, and each command imports what it needs when it runs,
+so ``retrieve`` never pays for the rest.
+"""
+
+# No ``from __future__ import annotations``: typer reads the (locally imported) annotations
+# at definition time.
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from memu_core.hosting.spec import GUIDES, HostSpec
+
+if TYPE_CHECKING:
+    import typer
+
+
+def _say(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def _layout(spec: HostSpec, base_dir: str | None) -> Any:
+    from memu_core.hosting.layout import Layout
+
+    return Layout.at(base_dir or spec.default_base(), spec.id)
+
+
+def _expand(path: str) -> Path:
+    return Path(path).expanduser()
+
+
+def _locate_in_mirror(spec: HostSpec) -> Any:
+    """A ``locate`` for the retrieve output: the host mirror's copy, when it is current."""
+    base = spec.default_base()
+
+    def locate(item: Any) -> str | None:
+        from memu_core.hosting.mirror import RecallDoc, file_name, read_doc
+
+        track, name = item.get("track"), item.get("name")
+        if track not in ("memory", "skill") or not name:
+            return None
+        path = base / track / file_name(str(name))
+        try:
+            on_disk = read_doc(path, track).digest()
+        except Exception:  # missing or unreadable: the content goes inline instead
+            return None
+        want = RecallDoc(track, str(name), item.get("description") or "", item.get("content") or "").digest()
+        return str(path) if on_disk == want else None
+
+    return locate
+
+
+def build_host_app(spec: HostSpec) -> "typer.Typer":
+    """The typer app of ``spec``'s binary."""
+    import typer
+
+    app = typer.Typer(
+        name=spec.binary,
+        help=f"memu for {spec.display}: retrieve memory, bridge sessions into it, manage the instruction.",
+        add_completion=False,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+    )
+    BaseDir = Annotated[
+        str | None, typer.Option("--base-dir", help=f"Working tree (default ~/.memu/hosts/{spec.id}).")
+    ]
+
+    @app.command()
+    def retrieve(query: Annotated[str, typer.Argument(help="What to recall (the user's request or keywords).")]) -> None:
+        """Recall memory, skills and resources for QUERY as JSON (no LLM; writes nothing)."""
+        from memu_core.errors import UsageError
+        from memu_core.hosting.backend import open_backend
+        from memu_core.hosting.retrieve_output import render, shape_for_agent
+
+        if not query.strip():
+            raise UsageError("the query is empty; pass the user's request or a few keywords in quotes")
+        result = open_backend().progressive_retrieve(query)
+        _say(render(shape_for_agent(result, _locate_in_mirror(spec))))
+
+    @app.command("install-instruction")
+    def install_instruction(
+        path: Annotated[str, typer.Option(help="Instruction file.")] = spec.instruction_path,
+        skills_dir: Annotated[
+            str, typer.Option("--skills-dir", help="Skills folder.", hidden=not spec.skills_dir)
+        ] = spec.skills_dir,
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the diff, write nothing.")] = False,
+        print_only: Annotated[bool, typer.Option("--print", help="Print what would be installed.")] = False,
+        remove: Annotated[bool, typer.Option("--remove", help="Remove the block and the skill instead.")] = False,
+    ) -> None:
+        """Install (or with --remove, remove) the retrieve-before-answering instruction."""
+        from memu_core.hosting import instruction
+
+        skills = _expand(skills_dir) if skills_dir else None
+        if remove:
+            _report_removal(instruction.remove(_expand(path), spec.binary, skills, dry_run=dry_run), path)
+            return
+        if print_only:
+            if skills is not None:
+                _say(f"# {skills / instruction.SKILL_NAME / 'SKILL.md'}\n")
+                _say(instruction.skill_text(spec.binary))
+            _say(instruction.block(spec.binary, instruction.instruction_text(spec.binary, skill=skills is not None)))
+            return
+        for change in instruction.install(_expand(path), spec.binary, skills, dry_run=dry_run):
+            if not change.diff:
+                _say(f"{change.path}: already up to date")
+            elif dry_run:
+                _say(f"{change.path}: would change\n\n{change.diff}")
+            else:
+                _say(f"{change.path}: {'updated' if change.changed else 'unchanged'}\n\n{change.diff}")
+
+    @app.command("remove-instruction")
+    def remove_instruction(
+        path: Annotated[str, typer.Option(help="Instruction file.")] = spec.instruction_path,
+        skills_dir: Annotated[
+            str, typer.Option("--skills-dir", help="Skills folder.", hidden=not spec.skills_dir)
+        ] = spec.skills_dir,
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the diff, write nothing.")] = False,
+    ) -> None:
+        """Remove the managed block and the memu-retrieve skill (same as install-instruction --remove)."""
+        from memu_core.hosting import instruction
+
+        skills = _expand(skills_dir) if skills_dir else None
+        _report_removal(instruction.remove(_expand(path), spec.binary, skills, dry_run=dry_run), path)
+
+    @app.command()
+    def prepare(
+        base_dir: BaseDir = None,
+        session_dir: Annotated[
+            str, typer.Option("--session-dir", help=f"Session logs (default {spec.session_dir or 'required'}).")
+        ] = "",
+        max_jobs: Annotated[int, typer.Option("--max-jobs", help="Sessions to mine this run.")] = 10,
+    ) -> None:
+        """Mine new session turns into job files for the agent (cursor staged until commit)."""
+        from memu_core.errors import UsageError
+        from memu_core.hosting import instruction, pipeline
+        from memu_core.hosting.backend import open_backend
+
+        if not session_dir and not spec.session_dir:
+            raise UsageError(f"{spec.binary} has no default session folder; pass --session-dir <folder>")
+        layout = _layout(spec, base_dir)
+        source = spec.make_source(session_dir or None)
+        report = pipeline.prepare(spec, source, layout, open_backend, max_jobs=max_jobs)
+        for w in report.warnings:
+            _warn(f"warning: {w}")
+        for n in report.notes:
+            _say(n)
+        _say(f"prepared {report.sessions} session(s) -> {report.jobs} job(s) in {layout.jobs}")
+        if report.sessions == 0:
+            _say("no new session turns since the last run; nothing to mine")
+        if report.remaining:
+            _say(f"{report.remaining} more session(s) with new turns remain; later runs take them")
+        if report.redacted:
+            _say(f"redacted {report.redacted} secret value(s) from the transcripts")
+        if report.corrupt:
+            _say(f"skipped {report.corrupt} unreadable line(s)")
+        if report.unreadable:
+            _warn(f"warning: {report.unreadable} session file(s) could not be read; they are retried next run")
+        if report.kept_edits:
+            _say(f"kept {report.kept_edits} uncommitted edit(s) in the mirror; the next commit stores them")
+        try:
+            skills = _expand(spec.skills_dir) if spec.skills_dir else None
+            if spec.instruction_path:
+                for change in instruction.refresh(_expand(spec.instruction_path), spec.binary, skills):
+                    _say(f"refreshed the retrieval procedure at {change.path}")
+        except OSError as exc:
+            _warn(f"note: could not refresh the retrieval procedure ({exc})")
+
+    @app.command()
+    def commit(base_dir: BaseDir = None) -> None:
+        """Store what the agent changed in the mirror and advance the cursor."""
+        from memu_core.hosting import pipeline
+        from memu_core.hosting.backend import open_backend
+
+        report = pipeline.commit(_layout(spec, base_dir), open_backend, spec.id)
+        if not report.files and not report.resources and not report.forgotten:
+            _say("nothing to commit")
+        else:
+            _say(f"committed {len(report.files)} recall file(s) and {report.resources} resource(s)")
+            for track, name in report.files:
+                _say(f"  - {track}/{name}")
+            for track, name in report.forgotten:
+                _say(f"  - forgot {track}/{name}")
+
+    @app.command("verify-resources")
+    def verify_resources(base_dir: BaseDir = None) -> None:
+        """Keep the touched files that exist and write them to resources.md for describing."""
+        from memu_core.hosting import pipeline
+
+        layout = _layout(spec, base_dir)
+        count = pipeline.verify_resources(layout, spec.id)
+        _say(f"{count} resource(s) written to {layout.resources}")
+
+    @app.command()
+    def doctor() -> None:
+        """Check config, mode, store, embedder and the live retrieval the instruction runs."""
+        from memu_core.hosting import doctor as doc
+        from memu_core.hosting.backend import open_backend
+
+        code = doc.run(spec.binary, open_backend, sys.stdout, sys.stderr)
+        if code:
+            raise typer.Exit(code)
+
+    @app.command()
+    def docs(topic: Annotated[str, typer.Argument(help=" | ".join(GUIDES))]) -> None:
+        """Print a guide: install, task (the scheduled bridging task) or uninstall."""
+        from memu_core.hosting import guides
+
+        sys.stdout.write(guides.load(spec, topic))
+
+    try:
+        from memu_core._config.commands import build_config_commands
+    except ImportError:
+        pass  # settings not installed yet: the other verbs still work
+    else:
+        build_config_commands(app, spec.binary)
+    if spec.extra_commands is not None:
+        spec.extra_commands(app, spec)
+    return app
+
+
+def _report_removal(changes: list[Any], path: str) -> None:
+    reported = [c for c in changes if c.diff]
+    for change in reported:
+        _say(f"{change.path}: {'removed' if change.changed else 'would change'}\n\n{change.diff}")
+    if not reported:
+        _say(f"{path}: no managed block to remove")
+
+
+def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
+    """Run ``spec``'s CLI and return its exit code (handled errors become one line on stderr)."""
+    import click
+
+    from memu_core.errors import MemuError
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(encoding="utf-8", errors="replace")
+            except (OSError, ValueError):
+                pass
+    args = sys.argv[1:] if argv is None else argv
+    debug = os.environ.get("MEMU_DEBUG") == "1"
+    try:
+        result = build_host_app(spec)(args, prog_name=spec.binary, standalone_mode=False)
+    except MemuError as exc:
+        if debug:
+            raise
+        _warn(f"error: {exc}")
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        _warn(f"error: {exc} (set MEMU_DEBUG=1 for a traceback)")
+        return 1
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,186 @@
+"""The two coded steps of a bridging run: ``prepare`` (mine → slices → jobs, cursor staged) and
+``commit`` (diff → store → cursor promoted). Both run under the host's lock.
+
+Crash safety: ``prepare`` deletes the staged cursor before it rewrites slices and jobs and writes
+the new one last, and ``commit`` promotes it with one ``os.replace`` after the store accepted the
+changes. A crash anywhere leaves the old or the new cursor, never a mix; at worst a session is
+offered again (at-least-once), never skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memu_core.errors import UsageError
+from memu_core.hosting import jobs, resources, scan, selfskip, snapshot, sync
+from memu_core.hosting.atomic import read_json, write_json, write_text
+from memu_core.hosting.layout import Layout
+from memu_core.hosting.lock import host_lock
+from memu_core.hosting.redact import Redactor
+from memu_core.hosting.source import RecordKind, TranscriptSource
+from memu_core.hosting.spec import HostSpec
+from memu_core.interfaces import AgenticMemoryBackend
+
+DEFAULT_MAX_JOBS = 10
+
+
+@dataclass(slots=True)
+class PrepareReport:
+    """What ``prepare`` did, for the CLI to print."""
+
+    sessions: int = 0
+    jobs: int = 0
+    remaining: int = 0
+    redacted: int = 0
+    corrupt: int = 0
+    unreadable: int = 0
+    kept_edits: int = 0
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class CommitReport:
+    """What ``commit`` did, for the CLI to print."""
+
+    files: list[tuple[str, str]] = field(default_factory=list)
+    resources: int = 0
+    forgotten: list[tuple[str, str]] = field(default_factory=list)
+    promoted: bool = False
+
+
+def verify_command(spec: HostSpec, layout: Layout) -> str:
+    """The resource job's command; names the tree when it is not the host's default."""
+    if layout.base == spec.default_base().absolute():
+        return spec.verify_command
+    return f"{spec.verify_command} --base-dir {layout.base}"
+
+
+def _self_skip(
+    spec: HostSpec, layout: Layout, environ: Mapping[str, str], cwd: Path, report: PrepareReport
+) -> set[str]:
+    skip = set(selfskip.load(layout.self_sessions))
+    if not spec.session_id_env or not selfskip.is_bridging_run(cwd, layout.base, environ):
+        return skip
+    own = selfskip.own_session(spec.session_id_env, environ)
+    if not own:
+        report.warnings.append(
+            f"{spec.session_id_env} is unset, so this bridging run cannot recognise its own session; "
+            "it will be mined like any other"
+        )
+    elif own not in skip:
+        skip = set(selfskip.remember(layout.self_sessions, own))
+        report.notes.append(
+            f"note: this session ({own}) is a bridging run; its transcript will not be mined "
+            f"(undo by removing it from {layout.self_sessions})"
+        )
+    return skip
+
+
+def prepare(
+    spec: HostSpec,
+    source: TranscriptSource,
+    layout: Layout,
+    backend: Callable[[], AgenticMemoryBackend],
+    *,
+    max_jobs: int = DEFAULT_MAX_JOBS,
+    environ: Mapping[str, str] = os.environ,
+    cwd: Path | None = None,
+) -> PrepareReport:
+    """Mine new session turns into slices and job files; stage the cursor; mirror the store."""
+    if max_jobs < 1:
+        raise UsageError(f"--max-jobs {max_jobs} is not a positive number; pass 1 or more")
+    if not source.exists():
+        raise UsageError(
+            f"no {spec.display} session log at {source.root()}; "
+            "pass --session-dir with the folder that holds the host's sessions"
+        )
+    report = PrepareReport()
+    with host_lock(layout.lock, spec.id):
+        write_json(layout.run_marker, {"started_at": time.time(), "pid": os.getpid()})
+        skip = _self_skip(spec, layout, environ, cwd or Path.cwd(), report)
+        cursor = read_json(layout.cursor, {})
+        found = scan.scan(source, cursor if isinstance(cursor, dict) else {}, skip, max_jobs)
+        # Mirror first: if the store is unreachable nothing below has moved yet.
+        _, report.kept_edits = sync.sync(layout, backend())
+        layout.cursor_pending.unlink(missing_ok=True)
+        report.redacted = _write_slices(layout, found.picked)
+        report.jobs = jobs.write_jobs(layout, len(found.picked), verify_command(spec, layout))
+        layout.resource_log.unlink(missing_ok=True)
+        write_json(layout.cursor_pending, found.cursor)
+        report.sessions = len(found.picked)
+        report.remaining = found.remaining
+        report.corrupt = found.corrupt
+        report.unreadable = found.unreadable
+    return report
+
+
+def _write_slices(layout: Layout, picked: list[scan.Picked]) -> int:
+    """Write ``<i>.jsonl`` (conversation) and ``<i>_full.jsonl`` (with tools); return redactions."""
+    jobs.clear(layout.sessions, "*.jsonl")
+    layout.sessions.mkdir(parents=True, exist_ok=True)
+    redactor = Redactor()
+    for idx, item in enumerate(picked, 1):
+        kept = [r for r in item.read.records if r.kind is not RecordKind.OTHER]
+        # One pass over the session's text: rules never cross a line, so lines stay aligned.
+        lines = redactor("\n".join(r.text for r in kept)).split("\n") if kept else []
+        conv = [line for line, r in zip(lines, kept, strict=True) if r.kind is RecordKind.MESSAGE]
+        write_text(layout.sessions / f"{idx}.jsonl", "".join(f"{x}\n" for x in conv), fsync=False)
+        write_text(layout.sessions / f"{idx}_full.jsonl", "".join(f"{x}\n" for x in lines), fsync=False)
+    return redactor.count
+
+
+def commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: str) -> CommitReport:
+    """Store what the agent changed in the mirror, forget what it deleted, promote the cursor."""
+    report = CommitReport()
+    with host_lock(layout.lock, host):
+        baseline = snapshot.load(layout.snapshot)
+        if baseline is None:
+            baseline = {}
+        change = snapshot.diff(layout.base, baseline)  # raises before anything is written
+        described = resources.read_described(layout.resources)
+        if change.changed or described or change.forgotten:
+            be = backend()
+            if change.changed or described:
+                be.commit_results(
+                    recall_files=[doc.as_commit() for doc in change.changed.values()],
+                    resource=described,
+                )
+            for track, name in change.forgotten:
+                be.forget(name, track=track)
+        report.files = [(d.track, d.name) for d in change.changed.values()]
+        report.resources = len(described)
+        report.forgotten = list(change.forgotten)
+        snapshot.save(layout.snapshot, snapshot.of(change.current))
+        if layout.cursor_pending.exists():
+            os.replace(layout.cursor_pending, layout.cursor)
+            report.promoted = True
+        jobs.clear(layout.jobs, "*.txt")
+        jobs.clear(layout.sessions, "*.jsonl")
+        layout.resource_log.unlink(missing_ok=True)
+        layout.resources.unlink(missing_ok=True)
+        layout.run_marker.unlink(missing_ok=True)
+    return report
+
+
+def verify_resources(layout: Layout, host: str) -> int:
+    """Turn the touched-file log into ``resources.md``; return how many paths were kept."""
+    with host_lock(layout.lock, host):
+        return resources.verify_log(layout.resource_log, layout.resources)
+
+
+def describe_cursor(layout: Layout) -> dict[str, Any]:
+    """The promoted cursor (diagnostics and tests)."""
+    raw = read_json(layout.cursor, {})
+    return raw if isinstance(raw, dict) else {}
+
+
+def dumps(value: Any) -> str:
+    """JSON for people: indented, UTF-8 kept."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)

@@ -1,0 +1,82 @@
+"""The baseline of the mirror: what each recall file held as of the last mirror or commit.
+
+``commit`` submits exactly the files whose parsed content differs from the baseline, and turns
+files that disappeared from the mirror into ``forget`` calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memu_core.hosting.atomic import read_json, write_json
+from memu_core.hosting.layout import TRACKS
+from memu_core.hosting.mirror import RecallDoc, local_docs, read_doc
+
+
+@dataclass(slots=True)
+class Entry:
+    """One baseline row: the file's digest and the identity it was stored under."""
+
+    digest: str
+    track: str
+    name: str
+
+    def to_json(self) -> dict[str, str]:
+        """JSON form."""
+        return {"digest": self.digest, "track": self.track, "name": self.name}
+
+
+def load(path: Path) -> dict[str, Entry] | None:
+    """The baseline, or ``None`` when there is none yet (or it is unreadable)."""
+    raw = read_json(path, None)
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, Entry] = {}
+    for rel, row in raw.items():
+        if isinstance(row, dict) and all(isinstance(row.get(k), str) for k in ("digest", "track", "name")):
+            out[rel] = Entry(row["digest"], row["track"], row["name"])
+    return out
+
+
+def save(path: Path, baseline: dict[str, Entry]) -> None:
+    """Write the baseline atomically."""
+    write_json(path, {rel: e.to_json() for rel, e in sorted(baseline.items())})
+
+
+@dataclass(slots=True)
+class Diff:
+    """What the agent changed since the baseline."""
+
+    changed: dict[str, RecallDoc] = field(default_factory=dict)
+    """New or edited files, by relative path."""
+    forgotten: list[tuple[str, str]] = field(default_factory=list)
+    """``(track, name)`` of files deleted or renamed away in the mirror."""
+    current: dict[str, RecallDoc] = field(default_factory=dict)
+    """Every file now in the mirror (the next baseline once the commit lands)."""
+
+
+def diff(base: Path, baseline: dict[str, Entry]) -> Diff:
+    """Compare the mirror under ``base`` with ``baseline``; unreadable files raise ``UsageError``."""
+    result = Diff()
+    names_now: set[tuple[str, str]] = set()
+    for rel, path in local_docs(base, TRACKS).items():
+        doc = read_doc(path, rel.split("/", 1)[0])
+        result.current[rel] = doc
+        names_now.add((doc.track, doc.name))
+        before = baseline.get(rel)
+        if before is None or before.digest != doc.digest():
+            result.changed[rel] = doc
+    for rel, entry in sorted(baseline.items()):
+        gone = rel not in result.current
+        renamed = not gone and result.current[rel].name != entry.name
+        if (gone or renamed) and (entry.track, entry.name) not in names_now:
+            result.forgotten.append((entry.track, entry.name))
+    return result
+
+
+def of(docs: dict[str, RecallDoc]) -> dict[str, Entry]:
+    """A baseline describing ``docs``."""
+    return {rel: Entry(doc.digest(), doc.track, doc.name) for rel, doc in docs.items()}
+
+

@@ -1,0 +1,82 @@
+"""``HostSpec``: everything the shared host CLI needs to know about one host, as data."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import typer
+
+    from memu_core.hosting.source import TranscriptSource
+
+GUIDES = {"install": "INSTALL.md", "task": "BRIDGING_TASK.md", "uninstall": "UNINSTALL.md"}
+"""``docs <topic>`` → the guide's file name inside the host package's ``guides/`` folder."""
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """A host, declared. Registered through ``memu_register_hosts``; no I/O, nothing heavy.
+
+    ``source`` names the host's :class:`~memu_core.hosting.source.TranscriptSource` factory as
+    ``"package.module:Name"``; it is imported only when a command needs transcripts.
+    """
+
+    id: str
+    """The host id (``claude-code``, ``codex``); scopes the working tree and the markers."""
+    display: str
+    """The host's name for people (``Claude Code``)."""
+    source: str
+    """``"module:callable"`` building the source from an optional ``--session-dir``."""
+    package: str
+    """The import package holding the ``guides/`` folder."""
+    session_dir: str = ""
+    """The default session log location, shown in help (``""``: ``--session-dir`` is required)."""
+    instruction_path: str = ""
+    """The host's global instruction file (``~/.claude/CLAUDE.md``)."""
+    skills_dir: str = ""
+    """Where the host loads skills from; empty for hosts that take the instruction inline."""
+    session_id_env: str = ""
+    """The variable the host exports with the current session id (self-skip), if any."""
+    base_dir: str = ""
+    """The working tree; empty means ``~/.memu/hosts/<id>``."""
+    former_task_names: tuple[str, ...] = ()
+    """Scheduled-task names earlier releases used (guides remove them on upgrade)."""
+    schedule_command: str = ""
+    """How a scheduler launches the host headless (``claude -p {prompt}``); empty for native."""
+    extra_commands: Callable[[typer.Typer, HostSpec], None] | None = field(default=None, compare=False)
+    """Adds host-only verbs to the CLI (``cowork`` for Claude Code)."""
+
+    @property
+    def binary(self) -> str:
+        """``memu-<id>``."""
+        return f"memu-{self.id}"
+
+    @property
+    def task_name(self) -> str:
+        """The scheduled bridging task's name."""
+        return f"memu-bridging-{self.id}"
+
+    @property
+    def all_task_names(self) -> tuple[str, ...]:
+        """The current task name followed by the former ones."""
+        return (self.task_name, *self.former_task_names)
+
+    @property
+    def verify_command(self) -> str:
+        """What the resource job runs (a PATH command, never a script path)."""
+        return f"{self.binary} verify-resources"
+
+    def default_base(self) -> Path:
+        """The working tree, ``~`` expanded."""
+        return Path(self.base_dir or f"~/.memu/hosts/{self.id}").expanduser()
+
+    def make_source(self, session_dir: str | Path | None = None) -> TranscriptSource:
+        """Import and build the host's transcript source."""
+        module_name, _, attr = self.source.partition(":")
+        factory: Any = getattr(importlib.import_module(module_name), attr)
+        source: TranscriptSource = factory(session_dir or None)
+        return source

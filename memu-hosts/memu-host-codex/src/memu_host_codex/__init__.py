@@ -1,0 +1,1 @@
+"""memu's Codex host: mines ``~/.codex/sessions``."""
