@@ -40,7 +40,7 @@ def test_builtins_register_through_the_hooks() -> None:
     assert set(plugins.backends()) == {"local"}
     assert plugins.stores().distribution("sqlite") == "memu-core"
     record = plugins.report[0]
-    assert record.builtin and "memu_register_stores" in record.hooks
+    assert record.builtin and record.hooks == ["memu_register_backends", "memu_register_stores"]
 
 
 def test_an_entry_point_plugin_is_loaded_and_reported() -> None:
@@ -166,3 +166,16 @@ def test_plugins_can_add_commands() -> None:
     plugins = _manager([fake_entry_point("cmds", types.SimpleNamespace(memu_register_commands=hookimpl(memu_register_commands)))])
     plugins.add_commands(app)
     assert [c.name for c in app.registered_commands] == ["hello"]
+
+
+def test_host_and_template_registrations_are_keyed() -> None:
+    spec = types.SimpleNamespace(id="demo-host")
+
+    class Resolver:
+        name: ClassVar[str] = "demo-templates"
+
+    hosts = types.SimpleNamespace(memu_register_hosts=hookimpl(lambda: [spec]))
+    templates = types.SimpleNamespace(memu_register_template_resolvers=hookimpl(lambda: [Resolver]))
+    plugins = _manager([fake_entry_point("h", hosts), fake_entry_point("t", templates)])
+    assert plugins.hosts()["demo-host"] is spec
+    assert plugins.template_resolvers()["demo-templates"] is Resolver
