@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,32 @@ def test_merge_keeps_unrelated_lines(lines: list[str], updates: dict[str, str]) 
     assert after == {**before, **updates}
     assert untouched(dotenv.split_lines(merged)) == untouched(dotenv.split_lines(original))
     assert merged == "" or merged.endswith("\n")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks need privileges on Windows")
+def test_symlinked_file_is_updated_at_its_target(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "memu.env"
+    real.parent.mkdir()
+    real.write_text("# mine\nA=1\n")
+    link = tmp_path / "home" / "config.env"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert dotenv.write_values(link, {"A": "2"}) == (link, True)
+    assert link.is_symlink()
+    assert real.read_text() == "# mine\nA=2\n"
+
+
+def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "config.env"
+    writers = 8
+
+    def write(n: int) -> None:
+        for round_ in range(5):
+            dotenv.write_values(path, {f"K{n}": str(round_)})
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert dotenv.read_file(path) == ({f"K{n}": "4" for n in range(writers)}, [])

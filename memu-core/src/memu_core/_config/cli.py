@@ -22,7 +22,7 @@ def _run(action: Callable[[], int]) -> None:
     raise typer.Exit(code)
 
 
-def mount(app: typer.Typer, binary: str) -> None:
+def mount(app: typer.Typer, binary: str, *, after_init: Callable[[], None] | None = None) -> None:
     """Register ``init`` and ``config`` on ``app``."""
 
     @app.command("init")
@@ -33,7 +33,11 @@ def mount(app: typer.Typer, binary: str) -> None:
         ] = "",
     ) -> None:
         """Record this machine's memory mode and client id in config.env (never refuses)."""
-        _run(lambda: commands.run_init(binary, cloud_api_key or None, sys.stdout, sys.stderr))
+        _run(
+            lambda: commands.run_init(
+                binary, cloud_api_key or None, sys.stdout, sys.stderr, after_write=after_init
+            )
+        )
 
     @app.command("config")
     def config_command(

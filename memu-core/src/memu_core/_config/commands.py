@@ -376,11 +376,15 @@ def _set(value: str | None) -> str:
     return "set" if value else "unset"
 
 
-def build_config_commands(app: typer.Typer, binary: str) -> None:
+def build_config_commands(
+    app: typer.Typer, binary: str, *, after_init: Callable[[], None] | None = None
+) -> None:
     """Mount ``init`` and ``config`` on ``app``; ``binary`` names the command in next-step lines.
 
-    A :class:`~memu_core.errors.MemuError` becomes one ``error:`` line and its exit code.
+    ``after_init`` is passed to :func:`run_init` as ``after_write`` (a host records its
+    install event there). A :class:`~memu_core.errors.MemuError` becomes one ``error:`` line and
+    its exit code.
     """
     from memu_core._config import cli
 
-    cli.mount(app, binary)
+    cli.mount(app, binary, after_init=after_init)

@@ -15,7 +15,7 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from memu_core.errors import ConfigError, UsageError
@@ -222,25 +222,54 @@ def write_values(path: Path, updates: Mapping[str, str]) -> tuple[Path, bool]:
     """Merge ``updates`` into the file at ``path`` atomically; return ``(path, changed)``.
 
     Raises :class:`UsageError` for a value with a line break or an invalid key, before touching
-    anything. When nothing would change in a canonical file, only the mode is re-asserted.
+    anything. When nothing would change in a canonical file, only the mode is re-asserted. A
+    symlinked file (a dotfiles checkout) is updated at its target, so the link survives.
     """
     for key, value in updates.items():
         _check_update(key, value)
     path = Path(path)
-    if not path.parent.is_dir():
-        path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    try:
-        data = path.read_bytes()
-        exists = True
-    except FileNotFoundError:
-        data, exists = b"", False
-    original, canonical = decode(data, path)
-    merged = merge(original, updates)
-    if exists and canonical and merged == original:
-        _restrict(path)
-        return path, False
-    _atomic_write(path, merged.encode("utf-8"))
+    target = Path(os.path.realpath(path))
+    if not target.parent.is_dir():
+        target.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    with _dir_lock(target.parent):
+        try:
+            data = target.read_bytes()
+            exists = True
+        except FileNotFoundError:
+            data, exists = b"", False
+        original, canonical = decode(data, path)
+        merged = merge(original, updates)
+        if exists and canonical and merged == original:
+            _restrict(target)
+            return path, False
+        _atomic_write(target, merged.encode("utf-8"))
     return path, True
+
+
+@contextlib.contextmanager
+def _dir_lock(directory: Path) -> Iterator[None]:
+    """Serialise writers on one machine (``init`` racing a first telemetry event, say).
+
+    Read-merge-replace without a lock loses the update of whichever writer renames first.
+    The lock is an advisory flock on the directory itself, so no lock file is left behind;
+    where that is unavailable the write goes ahead unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def _restrict(path: Path) -> None:
