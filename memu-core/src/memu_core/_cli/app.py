@@ -158,6 +158,12 @@ def build_app(*, with_plugins: bool = True) -> typer.Typer:
 
     build_config_commands(app, "memu")
 
+    from memu_core._mcp.commands import register as register_mcp
+    from memu_core._serve.commands import register as register_serve
+
+    register_serve(app)
+    register_mcp(app)
+
     if with_plugins:
         from memu_core._plugins.manager import get_plugins
 

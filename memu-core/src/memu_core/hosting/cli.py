@@ -238,6 +238,11 @@ def _report_removal(changes: list[Any], path: str) -> None:
 
 def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
     """Run ``spec``'s CLI and return its exit code (handled errors become one line on stderr)."""
+    if (sys.argv[1:] if argv is None else argv)[:1] == ["retrieve"]:  # per-turn: warm server first, no click
+        from memu_core._serve.fastpath import host_retrieve
+
+        if (code := host_retrieve(spec, (sys.argv[1:] if argv is None else argv)[1:])) is not None:
+            return code
     import click
 
     from memu_core.errors import MemuError

@@ -1,0 +1,76 @@
+"""The handshake: which memu and which configuration a warm server was started for.
+
+Client and server compute the same two strings with stdlib only, cheaply enough for every
+turn. A client sends them with each request; a server that computed something else answers
+409 (never a result) and exits, so a changed ``config.env``, ``MEMU_*`` environment or an
+upgraded memu can never be answered by a server still holding the old store or embedder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+VERSION_HEADER = "X-Memu-Version"
+CONFIG_HEADER = "X-Memu-Config"
+
+# Knobs that change how the server runs, not what it answers: a client with a different idle
+# time must not force a restart.
+_IGNORED = frozenset({"MEMU_SERVE_AUTOSTART", "MEMU_SERVE_IDLE", "MEMU_DEBUG", "MEMU_TELEMETRY"})
+
+_version_cache: str | None = None
+
+
+def memu_version() -> str:
+    """``<version>+<install stamp>`` of the installed memu-core, without importlib.metadata.
+
+    importlib.metadata costs ~100 ms on the per-turn path; the dist-info directory's name holds
+    the version and its mtime changes with every (re)install, which is what "upgraded" means.
+    """
+    global _version_cache
+    if _version_cache is not None:
+        return _version_cache
+    found = "0+unknown"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("memu_core-") and name.endswith(".dist-info"):
+                version = name[len("memu_core-") : -len(".dist-info")]
+                try:
+                    stamp = os.stat(os.path.join(entry, name)).st_mtime_ns
+                except OSError:
+                    stamp = 0
+                found = f"{version}+{stamp}"
+                break
+        else:
+            continue
+        break
+    _version_cache = found
+    return found
+
+
+def config_path() -> Path:
+    """The config file, as :mod:`memu_core._config.resolve` finds it."""
+    raw = os.environ.get("MEMU_CONFIG_ENV") or "~/.memu/config.env"
+    return Path(os.path.expanduser(raw))
+
+
+def config_fingerprint(environ: dict[str, str] | None = None) -> str:
+    """A short hash of everything that decides what retrieval answers: the config file's bytes
+    and every ``MEMU_*`` variable of the process (except run-time knobs)."""
+    env = os.environ if environ is None else environ
+    digest = hashlib.sha256()
+    path = config_path()
+    digest.update(str(path).encode())
+    try:
+        digest.update(path.read_bytes())
+    except OSError:
+        digest.update(b"<missing>")
+    for key in sorted(k for k in env if k.startswith("MEMU_") and k not in _IGNORED):
+        digest.update(f"\0{key}={env[key]}".encode())
+    return digest.hexdigest()[:24]
