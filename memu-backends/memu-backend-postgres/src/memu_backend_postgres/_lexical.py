@@ -1,0 +1,77 @@
+"""Tokens, ``tsvector`` and ``tsquery`` literals built in Python, plus the BM25 constants.
+
+Postgres's own parser splits text its own way (hyphenated words, paths, e-mails and URLs become
+extra tokens), so documents indexed through ``to_tsvector`` would not match what the SQLite
+store's FTS5 tokenizer sees. Instead the store tokenises here, with the same rule as
+:func:`memu_core._engine.text.query_terms`, and writes the ``tsvector`` literally: the same
+words reach the index on both stores, and a query term is always spelled like a document term.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memu_core._engine.text import normalise, query_terms
+
+# Same rule as ``query_terms``: runs of letters and digits, underscore as a separator (FTS5's
+# unicode61 tokenizer treats punctuation, underscore included, the same way).
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+# A lexeme longer than Postgres's limit (2 KiB) would fail the whole write; nobody searches for
+# a 200-character word, so longer runs are cut.
+_MAX_LEXEME = 200
+
+# Postgres keeps at most this many positions per lexeme; later ones would be dropped silently,
+# so the term frequency saturates here (BM25's own saturation makes the difference invisible).
+_MAX_POSITIONS = 255
+
+BM25_K1 = 1.2
+"""BM25 term-frequency saturation, FTS5's value."""
+
+BM25_B = 0.75
+"""BM25 length normalisation, FTS5's value."""
+
+WEIGHTS: dict[str, tuple[float, float]] = {"s": (1.0, 0.4), "r": (1.0, 1.0)}
+"""Column weights (``A`` lexemes, ``B`` lexemes) per kind, the SQLite store's ``bm25()`` weights:
+segments rank a word in the line (A) above one in its context (B); resources weigh their
+description (A) and path (B) alike."""
+
+
+def tokens(text: str) -> list[str]:
+    """The indexable words of ``text``: normalised, split like the query, in order."""
+    return [word[:_MAX_LEXEME] for word in _WORD.findall(normalise(text))]
+
+
+def tsvector_literal(primary: str, secondary: str) -> tuple[str, int]:
+    """A ``tsvector`` literal (primary words weight ``A``, secondary ``B``) and its token count.
+
+    Positions number the primary words first, then the secondary ones; BM25 only needs how often
+    each word occurs in each part, which the weights keep apart.
+    """
+    positions: dict[str, list[str]] = {}
+    first = tokens(primary)
+    second = tokens(secondary)
+    for offset, (words, weight) in enumerate(((first, "A"), (second, "B"))):
+        base = 1 + offset * len(first)
+        for index, word in enumerate(words):
+            slot = positions.setdefault(word, [])
+            if len(slot) < _MAX_POSITIONS:
+                slot.append(f"{min(base + index, 16383)}{weight}")
+    # Words are letters and digits only, so they need no quoting beyond the single quotes.
+    literal = " ".join(f"'{word}':{','.join(slots)}" for word, slots in positions.items())
+    return literal, len(first) + len(second)
+
+
+def lexemes(text: str) -> list[str]:
+    """The distinct search terms of a query, in the store's lexeme spelling."""
+    seen: dict[str, None] = {}
+    for term in query_terms(text):
+        for word in tokens(term):
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def tsquery_literal(terms: Sequence[str]) -> str:
+    """The OR of ``terms`` as a ``tsquery`` literal (``'a' | 'b'``)."""
+    return " | ".join(f"'{term}'" for term in terms)

@@ -1,0 +1,104 @@
+"""The writer lock, the generation counter and fingerprint bookkeeping (``memu_meta``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memu_core.types import Fingerprint
+
+from memu_backend_postgres._schema import resource_index, segment_index
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """The live fingerprint as stored: its row id and identity (both ``None`` when unset)."""
+
+    fp_id: int | None
+    fingerprint: Fingerprint | None
+
+
+_LIVE_SQL = """
+    SELECT m.generation, m.live_fp_id, f.provider, f.model, f.dimension
+    FROM memu_meta m LEFT JOIN memu_fingerprints f ON f.id = m.live_fp_id
+    WHERE m.id = 1
+"""
+
+
+def _live(row: Any) -> Live:
+    if row.live_fp_id is None:
+        return Live(None, None)
+    return Live(row.live_fp_id, Fingerprint(row.provider, row.model, row.dimension))
+
+
+def read_live(conn: Any) -> Live:
+    """The live fingerprint, read without locking."""
+    import sqlalchemy as sa
+
+    return _live(conn.execute(sa.text(_LIVE_SQL)).one())
+
+
+def lock_writer(conn: Any) -> Live:
+    """Take the writer lock (the ``memu_meta`` row) for this transaction; return the live state.
+
+    Every writing transaction takes it first, so writers queue in one order and never deadlock
+    on each other's file rows; readers never take it and keep reading the last committed state.
+    """
+    import sqlalchemy as sa
+
+    return _live(conn.execute(sa.text(_LIVE_SQL + " FOR UPDATE OF m")).one())
+
+
+def bump_generation(conn: Any) -> None:
+    """Record that this transaction changed the store."""
+    import sqlalchemy as sa
+
+    conn.execute(sa.text("UPDATE memu_meta SET generation = generation + 1 WHERE id = 1"))
+
+
+def fingerprint_id(conn: Any, fingerprint: Fingerprint) -> int:
+    """The row id of ``fingerprint``, inserting it on first sight."""
+    import sqlalchemy as sa
+
+    params = {"p": fingerprint.provider, "m": fingerprint.model, "d": fingerprint.dimension}
+    conn.execute(
+        sa.text(
+            "INSERT INTO memu_fingerprints (provider, model, dimension) VALUES (:p, :m, :d) "
+            "ON CONFLICT (provider, model, dimension) DO NOTHING"
+        ),
+        params,
+    )
+    return int(
+        conn.execute(
+            sa.text("SELECT id FROM memu_fingerprints WHERE provider = :p AND model = :m AND dimension = :d"),
+            params,
+        ).scalar_one()
+    )
+
+
+def make_live(conn: Any, fp_id: int, dimension: int) -> None:
+    """Record ``fp_id`` as live and make sure its HNSW indexes exist.
+
+    One partial expression index per fingerprint: the column is untyped ``vector`` because the
+    dimension is unknown until the first vector arrives, and the cast gives HNSW the fixed
+    dimension it needs. ``fp_id`` and ``dimension`` are integers from our own table, so
+    splicing them into DDL is safe (DDL takes no bind parameters).
+    """
+    import sqlalchemy as sa
+
+    for table, name in (("memu_segments", segment_index(fp_id)), ("memu_resources", resource_index(fp_id))):
+        conn.execute(
+            sa.text(
+                f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw "
+                f"((embedding::vector({int(dimension)})) vector_cosine_ops) WHERE fp_id = {int(fp_id)}"
+            )
+        )
+    conn.execute(sa.text("UPDATE memu_meta SET live_fp_id = :f WHERE id = 1"), {"f": fp_id})
+
+
+def drop_indexes(conn: Any, fp_id: int) -> None:
+    """Drop the HNSW indexes of a fingerprint that is no longer live."""
+    import sqlalchemy as sa
+
+    for name in (segment_index(fp_id), resource_index(fp_id)):
+        conn.execute(sa.text(f"DROP INDEX IF EXISTS {name}"))

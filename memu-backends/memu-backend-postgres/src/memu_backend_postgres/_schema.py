@@ -1,0 +1,26 @@
+"""Names shared by the migrations and the queries (stdlib only)."""
+
+from __future__ import annotations
+
+VERSION_TABLE = "memu_alembic_version"
+"""Alembic's bookkeeping table; prefixed so memu can share a database with other applications."""
+
+HEAD_REVISION = "0001"
+"""The newest revision; ``open()`` compares against it before taking the migration lock."""
+
+MIGRATION_LOCK_KEY = 0x6D656D75_7067
+"""``pg_advisory_lock`` key held while migrating (``memu`` ``pg`` in ASCII), so concurrent
+first starts run the migrations once and the others wait for them."""
+
+META_ROW = 1
+"""The single row of ``memu_meta``; writers lock it first, which orders them."""
+
+
+def segment_index(fingerprint_id: int) -> str:
+    """Name of the HNSW index over segment vectors of one fingerprint."""
+    return f"memu_segments_hnsw_fp{fingerprint_id}"
+
+
+def resource_index(fingerprint_id: int) -> str:
+    """Name of the HNSW index over resource vectors of one fingerprint."""
+    return f"memu_resources_hnsw_fp{fingerprint_id}"

@@ -1,0 +1,239 @@
+"""The ``postgres`` :class:`~memu_core.interfaces.MemoryStore`.
+
+This module is imported when plugins register, so it imports nothing heavy at module level:
+SQLAlchemy, psycopg, pgvector and numpy load inside :meth:`PostgresStore.open` and the methods.
+
+Transactions: every write takes the writer lock (the ``memu_meta`` row) first and runs in one
+READ COMMITTED transaction; every read runs in one REPEATABLE READ read-only transaction, so a
+reader that issues several statements sees one snapshot and never half a commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar, TypeVar
+
+from memu_core.errors import UsageError
+from memu_core.interfaces import MemoryStore
+from memu_core.types import (
+    ChangeSet,
+    Fingerprint,
+    Hit,
+    RecallFile,
+    Resource,
+    Scope,
+    Segment,
+    StoredFile,
+    Where,
+)
+
+from memu_backend_postgres._url import ACCEPTED_SCHEMES, display_url, normalise_url
+
+T = TypeVar("T")
+
+
+class PostgresStore(MemoryStore):
+    """Files, segments and resources in PostgreSQL; BM25 via ``tsvector``, cosine via pgvector."""
+
+    name: ClassVar[str] = "postgres"
+    url_schemes: ClassVar[tuple[str, ...]] = ACCEPTED_SCHEMES
+
+    def __init__(self, url: str, engine: Any, iterative_scan: bool) -> None:
+        """Use :meth:`open`; this only wires an already migrated engine."""
+        self._url = url
+        self._engine = engine
+        self._iterative = iterative_scan
+
+    @classmethod
+    def open(cls, url: str) -> PostgresStore:
+        """Connect to ``url`` (any accepted scheme), migrate to head when needed, return the store."""
+        from memu_backend_postgres import _engine
+        from memu_backend_postgres.migrate import ensure_schema
+
+        target = normalise_url(url)
+        with _engine.translated(target, "opening the store"):
+            engine = _engine.create_engine(target)
+            try:
+                ensure_schema(engine)
+                # Connections made before the extension existed could not register the vector
+                # type; start the pool afresh now that it does.
+                engine.dispose()
+                with engine.connect() as conn:
+                    import sqlalchemy as sa
+
+                    version = conn.execute(
+                        sa.text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+                    ).scalar()
+            except BaseException:
+                engine.dispose()
+                raise
+        major_minor = tuple(int(p) for p in str(version or "0.0").split(".")[:2])
+        return cls(target, engine, iterative_scan=major_minor >= (0, 8))
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({display_url(self._url)!r})"
+
+    # -- transaction helpers ------------------------------------------------------------
+    @contextmanager
+    def _read(self) -> Iterator[Any]:
+        with self._engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+            with conn.begin():
+                yield conn
+
+    def _reading(self, action: str, work: Callable[[Any], T]) -> T:
+        from memu_backend_postgres._engine import translated
+
+        with translated(self._url, action), self._read() as conn:
+            return work(conn)
+
+    def _writing(self, action: str, work: Callable[[Any], T]) -> T:
+        from memu_backend_postgres._engine import translated
+
+        with translated(self._url, action), self._engine.begin() as conn:
+            return work(conn)
+
+    # -- metadata -----------------------------------------------------------------------
+    def fingerprint(self) -> Fingerprint | None:
+        """The live embedding fingerprint, or ``None`` before the first vector."""
+        from memu_backend_postgres._meta import read_live
+
+        return self._reading("reading the fingerprint", lambda conn: read_live(conn).fingerprint)
+
+    def generation(self) -> int:
+        """The write counter kept in ``memu_meta`` (bumped by every committed write)."""
+        import sqlalchemy as sa
+
+        return self._reading(
+            "reading the generation",
+            lambda conn: int(conn.execute(sa.text("SELECT generation FROM memu_meta WHERE id = 1")).scalar_one()),
+        )
+
+    # -- planning reads -----------------------------------------------------------------
+    def get_files(self, scope: Scope, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], StoredFile]:
+        """Stored files among ``(track, name)`` keys in ``scope``, with their vectorised texts."""
+        from memu_backend_postgres import _reads
+
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return {}
+        return self._reading("reading files", lambda conn: _reads.get_files(conn, scope, wanted))
+
+    def get_resources(self, scope: Scope, paths: Iterable[str]) -> dict[str, Resource]:
+        """Stored resources among ``paths`` in ``scope``."""
+        from memu_backend_postgres import _reads
+
+        wanted = list(dict.fromkeys(paths))
+        if not wanted:
+            return {}
+        return self._reading("reading resources", lambda conn: _reads.get_resources(conn, scope, wanted))
+
+    # -- writes -------------------------------------------------------------------------
+    def apply(self, changes: ChangeSet) -> None:
+        """Write a whole commit in one transaction (see :meth:`MemoryStore.apply`)."""
+        from memu_backend_postgres import _write
+
+        self._writing("committing", lambda conn: _write.apply(conn, changes))
+
+    def delete_file(self, scope: Scope, track: str, name: str) -> RecallFile | None:
+        """Delete a file and its segments; return it, or ``None`` when absent."""
+        from memu_backend_postgres import _write
+
+        return self._writing("deleting a file", lambda conn: _write.delete_file(conn, scope, track, name))
+
+    # -- listing and search -------------------------------------------------------------
+    def list_files(
+        self, where: Where, after: tuple[str, str, str] | None, limit: int
+    ) -> tuple[list[RecallFile], tuple[str, str, str] | None]:
+        """One keyset page ordered by ``(track, name, id)`` strictly after ``after``."""
+        from memu_backend_postgres import _reads
+
+        if limit < 1:
+            raise UsageError(f"limit={limit} is out of range; ask for at least 1 file per page")
+        return self._reading("listing files", lambda conn: _reads.list_files(conn, where, after, limit))
+
+    def search_segments_lexical(
+        self, query: str, where: Where, tracks: Sequence[str] | None, limit: int
+    ) -> list[Hit]:
+        """Best-first BM25 segment hits for ``query`` (text weighted above context)."""
+        from memu_backend_postgres import _search
+
+        return self._reading(
+            "searching segments", lambda conn: _search.lexical(conn, "s", query, where, tracks, limit)
+        )
+
+    def search_segments_dense(
+        self, vector: Sequence[float], where: Where, tracks: Sequence[str] | None, limit: int
+    ) -> list[Hit]:
+        """Best-first segment hits by cosine similarity (HNSW over the live fingerprint)."""
+        from memu_backend_postgres import _search
+
+        return self._reading(
+            "searching segments",
+            lambda conn: _search.dense(conn, "s", vector, where, tracks, limit, self._iterative),
+        )
+
+    def search_resources_lexical(self, query: str, where: Where, limit: int) -> list[Hit]:
+        """Best-first BM25 resource hits over description (and, weighted lower, path)."""
+        from memu_backend_postgres import _search
+
+        return self._reading(
+            "searching resources", lambda conn: _search.lexical(conn, "r", query, where, None, limit)
+        )
+
+    def search_resources_dense(self, vector: Sequence[float], where: Where, limit: int) -> list[Hit]:
+        """Best-first resource hits by cosine similarity of their description vectors."""
+        from memu_backend_postgres import _search
+
+        return self._reading(
+            "searching resources",
+            lambda conn: _search.dense(conn, "r", vector, where, None, limit, self._iterative),
+        )
+
+    def fetch_segments(self, ids: Sequence[str]) -> dict[str, Segment]:
+        """Segments by id; unknown ids are left out."""
+        from memu_backend_postgres import _reads
+
+        if not ids:
+            return {}
+        return self._reading("fetching segments", lambda conn: _reads.fetch_segments(conn, ids))
+
+    def fetch_files(self, ids: Sequence[str]) -> dict[str, RecallFile]:
+        """Files by id; unknown ids are left out."""
+        from memu_backend_postgres import _reads
+
+        if not ids:
+            return {}
+        return self._reading("fetching files", lambda conn: _reads.fetch_files(conn, ids))
+
+    def fetch_resources(self, ids: Sequence[str]) -> dict[str, Resource]:
+        """Resources by id; unknown ids are left out."""
+        from memu_backend_postgres import _reads
+
+        if not ids:
+            return {}
+        return self._reading("fetching resources", lambda conn: _reads.fetch_resources(conn, ids))
+
+    # -- re-embedding -------------------------------------------------------------------
+    def texts_to_embed(self, fingerprint: Fingerprint, limit: int) -> list[tuple[str, str, str]]:
+        """Up to ``limit`` rows still needing a vector under ``fingerprint`` (staged ones excluded)."""
+        from memu_backend_postgres import _reindex
+
+        return self._reading("listing texts to embed", lambda conn: _reindex.texts_to_embed(conn, fingerprint, limit))
+
+    def store_vectors(self, fingerprint: Fingerprint, rows: Sequence[tuple[str, str, list[float]]]) -> None:
+        """Stage vectors for ``fingerprint``; searches ignore them until :meth:`switch_fingerprint`."""
+        from memu_backend_postgres import _reindex
+
+        self._writing("staging vectors", lambda conn: _reindex.store_vectors(conn, fingerprint, rows))
+
+    def switch_fingerprint(self, fingerprint: Fingerprint) -> None:
+        """Atomically make the staged vectors of ``fingerprint`` live and record it."""
+        from memu_backend_postgres import _reindex
+
+        self._writing("switching the fingerprint", lambda conn: _reindex.switch_fingerprint(conn, fingerprint))
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._engine.dispose()

@@ -1,0 +1,21 @@
+"""The shared store contract, run unchanged against a real Postgres."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from memu_core.interfaces import MemoryStore
+from memu_core.testing.store_contract import StoreContract
+
+from memu_backend_postgres import PostgresStore
+
+
+class TestPostgresStore(StoreContract):
+    @pytest.fixture(autouse=True)
+    def _database_factory(self, new_database: Callable[[], str]) -> None:
+        self._new_database = new_database
+
+    def make_store(self, tmp_path: Path) -> MemoryStore:
+        return PostgresStore.open(self._new_database())
