@@ -11,7 +11,7 @@ import pytest
 
 from memu_core._config import commands, dotenv, resolve
 from memu_core._config.commands import REFUSED, run_config, run_config_show, run_init
-from memu_core.errors import UsageError
+from memu_core.errors import MemuError, UsageError
 
 BIN = "memu-test"
 
@@ -411,3 +411,25 @@ def test_show_is_read_only(config_file: Path) -> None:
     before = (config_file.read_bytes(), config_file.stat().st_mtime_ns)
     run_config_show(BIN, io.StringIO(), io.StringIO())
     assert (config_file.read_bytes(), config_file.stat().st_mtime_ns) == before
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs POSIX permissions as non-root")
+def test_unwritable_home_is_one_line_error(config_file: Path) -> None:
+    config_file.parent.mkdir()
+    config_file.parent.chmod(0o500)
+    try:
+        with pytest.raises(MemuError, match="cannot be written"):
+            _init()
+    finally:
+        config_file.parent.chmod(0o700)
+
+
+def test_write_failure_is_one_line_error(config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(path: Path, updates: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(dotenv, "write_values", refuse)
+    with pytest.raises(MemuError) as info:
+        _config("local", db="/x")
+    assert "cannot be written (Permission denied)" in str(info.value)
+    assert "\n" not in str(info.value)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from memu_core._config import dotenv, resolve
 from memu_core._config.dsn import DEFAULT_DB, normalise_db, redact_dsn
-from memu_core.errors import UsageError
+from memu_core.errors import MemuError, UsageError
 
 if TYPE_CHECKING:
     import typer
@@ -141,7 +141,13 @@ def _client_id(values: Mapping[str, str], updates: dict[str, str]) -> tuple[str,
 
 def _write(path: Path, updates: Mapping[str, str]) -> str:
     """Write ``updates``, drop the resolver cache, and return the ``config`` row."""
-    written, _ = dotenv.write_values(path, updates)
+    try:
+        written, _ = dotenv.write_values(path, updates)
+    except OSError as exc:
+        raise MemuError(
+            f"{path}: cannot be written ({exc.strerror or exc}); make sure you own {path.parent} "
+            "and the disk is not full, or point MEMU_CONFIG_ENV at a writable file"
+        ) from None
     resolve.reload()
     return row("config", f"{written} ({dotenv.permission_note()})")
 

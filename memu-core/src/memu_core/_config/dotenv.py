@@ -14,7 +14,6 @@ import codecs
 import contextlib
 import os
 import re
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -278,6 +277,8 @@ def _restrict(path: Path) -> None:
 
 
 def _atomic_write(path: Path, payload: bytes) -> None:
+    import tempfile  # only writers pay for it; lookups on the per-turn path never write
+
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
