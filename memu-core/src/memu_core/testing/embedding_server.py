@@ -34,6 +34,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = ["EmbeddingServer", "Fault", "hashed_vector"]
 
@@ -162,7 +163,9 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self.path.rstrip("/") not in ("/v1/embeddings", "/embeddings"):
+        # A proxied request carries an absolute URL; the server then doubles as a test proxy.
+        path = urlsplit(self.path).path if "://" in self.path else self.path
+        if path.rstrip("/") not in ("/v1/embeddings", "/embeddings"):
             self._send(404, {"error": {"message": f"no route {self.path}"}})
             return
         try:
@@ -175,7 +178,12 @@ class _Handler(BaseHTTPRequestHandler):
             texts = [texts]
         with state.lock:
             state.requests.append(
-                {"model": body.get("model"), "inputs": len(texts), "auth": self.headers.get("Authorization")}
+                {
+                    "model": body.get("model"),
+                    "inputs": len(texts),
+                    "auth": self.headers.get("Authorization"),
+                    "target": self.path,
+                }
             )
             fault = state.faults.popleft() if state.faults else Fault()
             state.in_flight += 1
@@ -215,6 +223,13 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     state: _State
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet when a client hung up first (a timeout test does that on purpose)."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class EmbeddingServer:
@@ -308,7 +323,8 @@ class EmbeddingServer:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """A copy of what each request carried: ``model``, ``inputs`` (count) and ``auth`` header."""
+        """A copy of what each request carried: ``model``, ``inputs`` (count), the ``auth``
+        header and the request ``target`` (an absolute URL when it came through as a proxy)."""
         with self._state.lock:
             return list(self._state.requests)
 
