@@ -234,3 +234,25 @@ def test_dense_cache_is_reused_until_a_write(tmp_path: Path) -> None:
     assert len(hits) == 2
     store.close()
 
+
+def test_narrowed_lexical_query_scores_like_the_full_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memu_core._stores.sqlite import lexical
+
+    store = SqliteStore.open(str(tmp_path / "n.db"))
+    lines = [f"common word line {i}" for i in range(30)]
+    lines += ["common rare pair", "rare alone here", "common word rare triple"]
+    store.apply(ChangeSet(files=[file_write("f", lines)]))
+    query = "common word rare"
+    full = store.search_segments_lexical(query, {}, None, 3)
+    filtered_full = store.search_segments_lexical(query, {"user_id": "default"}, ["memory"], 3)
+    monkeypatch.setattr(lexical, "BUDGET", 5)  # "rare" (3 rows) fits, "common"/"word" do not
+    narrowed = store.search_segments_lexical(query, {}, None, 3)
+    filtered = store.search_segments_lexical(query, {"user_id": "default"}, ["memory"], 3)
+    assert [h.id for h in narrowed] == [h.id for h in full]
+    assert [h.score for h in narrowed] == pytest.approx([h.score for h in full])
+    assert [h.id for h in filtered] == [h.id for h in filtered_full] == [h.id for h in full]
+    texts = [store.fetch_segments([h.id])[h.id].text for h in narrowed]
+    assert texts[0] == "common word rare triple"
+    store.close()

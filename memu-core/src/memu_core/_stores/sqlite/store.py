@@ -14,7 +14,7 @@ from typing import Any, ClassVar, TypeVar
 
 from memu_core._engine.text import query_terms
 from memu_core._stores import _common as c
-from memu_core._stores.sqlite import connection, writes
+from memu_core._stores.sqlite import connection, lexical, writes
 from memu_core._stores.sqlite.dense import DenseCache
 from memu_core._stores.sqlite.rows import (
     FILE_COLS,
@@ -225,15 +225,33 @@ class SqliteStore(MemoryStore):
     ) -> list[Hit]:
         """FTS5 ``MATCH`` of the OR-ed query terms, ranked by ``bm25()`` (text above context)."""
         cond, params = scope_sql(c.check_where(where), "s", c.check_tracks(tracks))
-        match = _match(query)
-        if match is None or limit < 1:
+        terms = query_terms(query)
+        if not terms or limit < 1:
             return []
         w_text, w_context = SEGMENT_WEIGHTS
         with self._read() as conn:
+            match = lexical.segment_match(conn, terms)
+            if match is None:
+                return []
+            score = f"bm25(segments_fts, {w_text}, {w_context}, 0.0)"
+            if not cond:
+                # No filter: rank inside FTS alone and look up ids for the winners only; joining
+                # every matching row to ``segments`` costs as much as the ranking itself.
+                ranked = conn.execute(
+                    f"SELECT rowid, {score} AS r FROM segments_fts WHERE segments_fts MATCH ? "
+                    "ORDER BY r, rowid LIMIT ?",
+                    (match, limit),
+                ).fetchall()
+                ids = dict(
+                    conn.execute(
+                        f"SELECT seq, id FROM segments WHERE seq IN ({placeholders(len(ranked))})",
+                        [seq for seq, _ in ranked],
+                    ).fetchall()
+                )
+                return [Hit(ids[seq], -float(r)) for seq, r in ranked if seq in ids]
             rows = conn.execute(
-                f"SELECT s.id, bm25(segments_fts, {w_text}, {w_context}) AS r FROM segments_fts "
-                f"JOIN segments s ON s.seq = segments_fts.rowid WHERE segments_fts MATCH ?{cond} "
-                "ORDER BY r, s.id LIMIT ?",
+                f"SELECT s.id, {score} AS r FROM segments_fts JOIN segments s ON s.seq = segments_fts.rowid "
+                f"WHERE segments_fts MATCH ?{cond} ORDER BY r, s.seq LIMIT ?",
                 (match, *params, limit),
             ).fetchall()
         return [Hit(i, -float(r)) for i, r in rows]

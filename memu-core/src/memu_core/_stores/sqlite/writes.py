@@ -10,6 +10,7 @@ import sqlite3
 
 from memu_core._engine.text import normalise
 from memu_core._stores import _common as c
+from memu_core._stores.sqlite.lexical import EVERY_ROW
 from memu_core._stores.sqlite.rows import stamp, vector_blob
 from memu_core.types import ChangeSet, FileWrite, Fingerprint, ResourceWrite, utcnow
 
@@ -163,7 +164,8 @@ def _write_file(conn: sqlite3.Connection, fw: FileWrite, fp_key: str) -> None:
         inserts,
     )
     conn.executemany(
-        "INSERT INTO segments_fts (rowid, text, context) SELECT seq, ?, ? FROM segments WHERE id = ?",
+        f"INSERT INTO segments_fts (rowid, text, context, tag) SELECT seq, ?, ?, '{EVERY_ROW}' "
+        "FROM segments WHERE id = ?",
         fts_inserts,
     )
     conn.executemany(

@@ -19,8 +19,10 @@ depends_on = None
 # so they are ordinary FTS5 tables keyed by the owner's ``seq``. Deletes are left to triggers
 # so that a cascade from ``files`` also clears the index and the vectors in the same transaction.
 _RAW_UP = [
+    # ``tag`` holds one constant word in every row: a cheap "match any row" for the query planner
+    # in memu_core._stores.sqlite.lexical (weight 0, so it never changes a score).
     """CREATE VIRTUAL TABLE segments_fts USING fts5(
-        text, context, tokenize = 'unicode61 remove_diacritics 2')""",
+        text, context, tag, tokenize = 'unicode61 remove_diacritics 2')""",
     """CREATE VIRTUAL TABLE resources_fts USING fts5(
         path, description, tokenize = 'unicode61 remove_diacritics 2')""",
     """CREATE TRIGGER segments_after_delete AFTER DELETE ON segments BEGIN

@@ -1,0 +1,167 @@
+"""Benchmark the sqlite store at the size the per-turn budget is set for.
+
+Builds a 10,000-file x 20-line store (fixed seed, developer-notes-like text), then times:
+
+- a cold ``retrieve``-like process: interpreter start, open the store, one lexical search
+  (the per-turn path; budget 500 ms);
+- the same lexical search in a warm process;
+- ``apply`` of a change set of 100 new 20-line files.
+
+Run: ``python tests/bench/bench_store.py [--db PATH] [--runs 5]``. With ``--db`` pointing at an
+existing benchmark store the build step is skipped. Prints median and min-max of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from memu_core._stores.sqlite import SqliteStore
+from memu_core.types import ChangeSet, FileWrite, Scope, SegmentDraft
+
+FILES = 10_000
+LINES = 20
+SEED = 20261203
+QUERY = "how do we run the database migrations for the billing service?"
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+_VERBS = _words("prefer use avoid run check keep move split cache retry pin log mock deploy review")
+_TOOLS = _words(
+    "pytest ruff mypy alembic postgres sqlite redis kafka docker nginx terraform helm poetry pip "
+    "uvicorn fastapi celery grafana prometheus sentry github gitlab jenkins make nox tox black"
+)
+_THINGS = _words(
+    "migrations fixtures settings secrets tokens retries timeouts indexes queries workers queues "
+    "handlers endpoints schemas payloads logs metrics traces builds releases branches hooks tests "
+    "containers volumes locks sessions cursors batches embeddings vectors prompts templates"
+)
+_SERVICES = _words("billing auth search ingest gateway scheduler notifier reports exporter sync")
+_TEMPLATES = [
+    "{verb} {tool} for the {service} {thing}",
+    "the {service} service keeps its {thing} in {path}",
+    "never {verb} {thing} in {service} without {tool}",
+    "{tool} {thing} for {service} live under {path}",
+    "when {service} {thing} fail, {verb} them with {tool} first",
+    "user prefers {tool} over {tool2} for {thing}",
+    "ticket {num}: {service} {thing} broke after the {tool} upgrade",
+    "run `{tool} {thing}` before pushing to {service}",
+]
+
+
+def _line(rng: random.Random) -> str:
+    return rng.choice(_TEMPLATES).format(
+        verb=rng.choice(_VERBS),
+        tool=rng.choice(_TOOLS),
+        tool2=rng.choice(_TOOLS),
+        thing=rng.choice(_THINGS),
+        service=rng.choice(_SERVICES),
+        path=f"{rng.choice(_SERVICES)}/{rng.choice(_THINGS)}/{rng.randint(1, 500)}.py",
+        num=rng.randint(1000, 99999),
+    )
+
+
+def _file(rng: random.Random, name: str) -> FileWrite:
+    lines = list(dict.fromkeys(_line(rng) for _ in range(LINES)))
+    content = "\n".join(lines)
+    return FileWrite(
+        scope=Scope(),
+        track="memory",
+        name=name,
+        description=f"notes about {rng.choice(_SERVICES)}",
+        content=content,
+        content_hash=hashlib.sha256(content.encode()).hexdigest(),
+        expected_revision=None,
+        segments=[SegmentDraft("line", i, t, context="## Notes") for i, t in enumerate(lines)],
+    )
+
+
+def build(path: Path) -> float:
+    """Create the benchmark store; return the seconds it took."""
+    rng = random.Random(SEED)
+    store = SqliteStore.open(str(path))
+    start = time.perf_counter()
+    batch = 500
+    for first in range(0, FILES, batch):
+        store.apply(ChangeSet(files=[_file(rng, f"note-{i:05d}") for i in range(first, first + batch)]))
+    store.close()
+    return time.perf_counter() - start
+
+
+def _summary(label: str, samples: list[float]) -> str:
+    ms = [s * 1000 for s in samples]
+    median = statistics.median(ms)
+    return f"{label}: median {median:.1f} ms, min-max {min(ms):.1f}-{max(ms):.1f} ms (n={len(ms)})"
+
+
+def cold_search(path: Path, runs: int) -> list[float]:
+    """Wall time of a fresh interpreter that opens the store and runs one lexical search."""
+    code = (
+        "import sys\nfrom memu_core._stores.sqlite import SqliteStore\n"
+        "s = SqliteStore.open(sys.argv[1])\n"
+        "hits = s.search_segments_lexical(sys.argv[2], {}, None, 10)\n"
+        "s.fetch_segments([h.id for h in hits])\n"
+        "assert hits\n"
+    )
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code, str(path), QUERY], check=True)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def warm_search(path: Path, runs: int) -> list[float]:
+    """Lexical search in an already-open store (the warm server's case)."""
+    store = SqliteStore.open(str(path))
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        store.search_segments_lexical(QUERY, {}, None, 10)
+        out.append(time.perf_counter() - start)
+    store.close()
+    return out
+
+
+def apply_100(path: Path, runs: int) -> list[float]:
+    """One change set of 100 new 20-line files, per run."""
+    rng = random.Random(SEED + 1)
+    store = SqliteStore.open(str(path))
+    out = []
+    for run in range(runs):
+        changes = ChangeSet(files=[_file(rng, f"bench-{time.time_ns()}-{run}-{i}") for i in range(100)])
+        start = time.perf_counter()
+        store.apply(changes)
+        out.append(time.perf_counter() - start)
+    store.close()
+    return out
+
+
+def main() -> None:
+    """Build (or reuse) the store and print the timings."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", type=Path, help="reuse or create the benchmark store here")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.db or Path(tmp) / "bench.db"
+        if not path.exists():
+            print(f"building {FILES} files x {LINES} lines ... ", end="", flush=True)
+            print(f"{build(path):.1f} s, {path.stat().st_size / 1e6:.0f} MB")
+        print(_summary("cold process: open + lexical search", cold_search(path, args.runs)))
+        print(_summary("warm lexical search", warm_search(path, args.runs)))
+        print(_summary("apply 100 new files x 20 lines", apply_100(path, args.runs)))
+
+
+if __name__ == "__main__":
+    main()
