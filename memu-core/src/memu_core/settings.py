@@ -18,13 +18,13 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from memu_core._config import resolve
-from memu_core._config.dsn import DEFAULT_DB, normalise_db, redact_dsn
+from memu_core._config.defaults import DEFAULT_CLOUD_BASE_URL, DEFAULT_DB
+from memu_core._config.dsn import normalise_db, redact_dsn
 from memu_core.errors import ConfigError
 
 __all__ = ["DEFAULT_CLOUD_BASE_URL", "DEFAULT_DB", "Settings", "load_settings", "redact_dsn"]
 
 ENV_PREFIX = "MEMU_"
-DEFAULT_CLOUD_BASE_URL = "https://api.memu.so/api/v4/memory/"
 
 # Read from the process only: a debug switch left in a shared file would turn every host's
 # one-line errors into tracebacks.

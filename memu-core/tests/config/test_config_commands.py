@@ -243,6 +243,8 @@ def test_config_cloud_base_url_default_is_not_written(config_file: Path) -> None
     assert "MEMU_CLOUD_BASE_URL" not in _values(config_file)
     _config("cloud", cloud_base_url="http://127.0.0.1:8765/api/v4/memory/")
     assert _values(config_file)["MEMU_CLOUD_BASE_URL"] == "http://127.0.0.1:8765/api/v4/memory/"
+    _config("cloud", cloud_base_url=commands.DEFAULT_CLOUD_BASE_URL)  # going back is possible
+    assert _values(config_file)["MEMU_CLOUD_BASE_URL"] == commands.DEFAULT_CLOUD_BASE_URL
 
 
 def test_switching_keeps_the_other_modes_keys(config_file: Path) -> None:

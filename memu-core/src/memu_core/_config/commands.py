@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from memu_core._config import dotenv, resolve
-from memu_core._config.dsn import DEFAULT_DB, normalise_db, redact_dsn
+from memu_core._config.defaults import DEFAULT_CLOUD_BASE_URL, DEFAULT_DB
+from memu_core._config.dsn import normalise_db, redact_dsn
 from memu_core.errors import MemuError, UsageError
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ BASE_URL = "MEMU_BASE_URL"
 CLOUD_API_KEY = "MEMU_CLOUD_API_KEY"
 CLOUD_BASE_URL = "MEMU_CLOUD_BASE_URL"
 CLIENT_ID = "MEMU_CLIENT_ID"
-DEFAULT_CLOUD_BASE_URL = "https://api.memu.so/api/v4/memory/"
 
 IDENTITY_KEYS = (DB, EMBED_PROVIDER, EMBED_MODEL)
 """Keys whose change strands existing vectors; everything else is a freely repairable connection."""
@@ -283,8 +283,9 @@ def run_config(
         value = values.get(flag, "").strip()
         if value:
             updates[key] = value
-    if target == "cloud" and updates.get(CLOUD_BASE_URL) == DEFAULT_CLOUD_BASE_URL:
-        del updates[CLOUD_BASE_URL]  # the default needs no line in the file
+    if updates.get(CLOUD_BASE_URL) == DEFAULT_CLOUD_BASE_URL and not current.get(CLOUD_BASE_URL):
+        # The default needs no line; but over another stored URL it is written, to take effect.
+        del updates[CLOUD_BASE_URL]
 
     if not force:
         conflict = identity_conflict(current, updates)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-DEFAULT_DB = "~/.memu/memu.sqlite3"
-"""The embedded store every host shares when ``MEMU_DB`` is not set."""
+from memu_core._config.defaults import DEFAULT_DB
 
 MEMORY_DBS = (":memory:", "inmemory")
 SQLITE_PREFIXES = ("sqlite:",)
