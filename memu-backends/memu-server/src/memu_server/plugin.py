@@ -1,2 +1,3 @@
-"""Entry point of memu-server in the `memu` group. It registers nothing yet; the module exists so the
-distribution installs, loads and shows up in `memu plugins` like every other member."""
+"""Entry point of memu-server in the ``memu`` group. The server registers no backend or store of
+its own (it serves the configured local store); the module is here so the distribution loads
+and shows up in ``memu plugins`` like every other member."""

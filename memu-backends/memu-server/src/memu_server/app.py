@@ -1,0 +1,165 @@
+"""The FastAPI application: memU's v4 memory API over one local backend.
+
+``create_app(backend, keys=KeyStore)`` is the TCP face: every request needs
+``Authorization: Bearer <key>`` and may only touch the key's scope (401 unknown or revoked key,
+403 another scope). ``keys=None`` is the trusted face for a Unix socket only the user can open.
+The rules themselves (scopes, bounds, error shapes) live in :mod:`memu_core._serve.v4`, shared
+with ``memu serve``.
+"""
+
+# No ``from __future__ import annotations``: FastAPI resolves the locally built dependency
+# aliases (``Caller``) from the annotations at definition time.
+
+import os
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memu_core._serve import v4
+from memu_server.faults import FAULTS_ENV, FaultMiddleware, FaultPlan
+from memu_server.keys import KeyStore
+from memu_server.models import CommitBody, ErrorBody, ForgetBody, SearchBody, plain
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (401, 403, 409, 413, 422, 500)
+}
+
+
+class BodyLimit:
+    """Pure ASGI middleware: refuse bodies over ``limit`` bytes with 413, declared or streamed."""
+
+    def __init__(self, app: Any, limit: int = v4.MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await _too_large(send, self.limit)
+            return
+        seen = 0
+
+        async def bounded() -> Any:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, bounded, send)
+        except _TooLarge:
+            await _too_large(send, self.limit)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _too_large(send: Any, limit: int) -> None:
+    import json
+
+    body = json.dumps(v4.error_body(f"request body over {limit} bytes; split the commit", "TOO_LARGE")).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None = None) -> FastAPI:
+    """The v4 API over ``backend``; ``keys`` ``None`` means no authentication (Unix socket only)."""
+    app = FastAPI(
+        title="memu-server",
+        version="4",
+        description="memU's v4 memory API, self-hosted over a local memu store.",
+        redirect_slashes=False,  # memU's service answers 404 for /api/v4/memory/, not a redirect
+    )
+    bearer = HTTPBearer(auto_error=False, description="An API key from `memu-server keys create`.")
+
+    def caller(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> v4.ScopeKey | None:
+        if keys is None:
+            return None
+        if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
+            raise v4.ApiError(401, "missing API key: send Authorization: Bearer <key>", "UNAUTHENTICATED")
+        info = keys.authenticate(credentials.credentials)
+        if info is None:
+            raise v4.ApiError(401, "unknown or revoked API key", "UNAUTHENTICATED")
+        return info.scope
+
+    Caller = Annotated[v4.ScopeKey | None, Depends(caller)]
+
+    @app.exception_handler(v4.ApiError)
+    async def _api_error(_request: Request, exc: v4.ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
+        if first.get("type") == "extra_forbidden":
+            message = f"unsupported field {where!r}: only exact user_id and agent_id scope fields are supported"
+        else:
+            message = f"{where}: {first.get('msg', 'invalid request')}"
+        return JSONResponse(v4.error_body(message, "VALIDATION_ERROR"), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
+        return JSONResponse(v4.error_body(str(exc.detail), code), status_code=exc.status_code, headers=exc.headers)
+
+    @app.get("/api/v4/memory", responses=ERRORS, summary="List recall files (one page)")
+    def list_memory(
+        request: Request,
+        caller: Caller,
+        user_id: Annotated[str | None, Query(max_length=v4.MAX_SCOPE_CHARS)] = None,
+        agent_id: Annotated[str | None, Query(max_length=v4.MAX_SCOPE_CHARS)] = None,
+        cursor: Annotated[str | None, Query(max_length=2_000)] = None,
+        limit: Annotated[int, Query(ge=1, le=v4.MAX_PAGE)] = v4.DEFAULT_PAGE,
+    ) -> dict[str, Any]:
+        """One page of the scope's files; pass ``next_cursor`` back as ``cursor`` for the next."""
+        params = dict(request.query_params)
+        return v4.list_files(backend, params, caller)
+
+    @app.post("/api/v4/memory", responses=ERRORS, summary="Commit recall files and resources")
+    def commit(body: CommitBody, caller: Caller) -> dict[str, Any]:
+        """Store files and resources in one transaction. Idempotent by content: re-sending the
+        same commit changes nothing, so a retried request is safe."""
+        return v4.commit(backend, plain(body), caller)
+
+    @app.post("/api/v4/memory/search", responses=ERRORS, summary="Retrieve (hybrid search)")
+    def search(body: SearchBody, caller: Caller) -> dict[str, Any]:
+        """Ranked segments, their files and resources of exactly one scope."""
+        return v4.search(backend, plain(body), caller)
+
+    @app.post("/api/v4/memory/forget", responses=ERRORS, summary="Forget one recall file")
+    def forget(body: ForgetBody, caller: Caller) -> dict[str, Any]:
+        """Delete one file and everything indexed from it."""
+        return v4.forget(backend, plain(body), caller)
+
+    @app.get("/healthz", include_in_schema=False)
+    def health() -> dict[str, bool]:
+        return {"ok": True}
+
+    app.add_middleware(BodyLimit)
+    plan = faults
+    if plan is None and os.environ.get(FAULTS_ENV):
+        plan = FaultPlan.from_json(os.environ[FAULTS_ENV])
+    if plan is not None:
+        app.add_middleware(FaultMiddleware, plan=plan)
+    return app

@@ -1,0 +1,124 @@
+"""The ``memu-server`` console script: ``serve`` and ``keys create|list|revoke``."""
+
+# No ``from __future__ import annotations``: typer reads the annotations at definition time.
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(
+    name="memu-server",
+    help="memU's v4 memory API over your own memu store: share memory between machines.",
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+keys_app = typer.Typer(help="API keys: each is bound to one user (and optionally one agent).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+KeysOpt = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option("--keys", help="Key database (default $MEMU_SERVER_KEYS or ~/.memu/server/keys.sqlite3)."),
+]
+
+
+def _keys(path: Path | None):  # type: ignore[no-untyped-def]
+    from memu_server.keys import KeyStore, default_keys_path
+
+    return KeyStore(path.expanduser() if path else default_keys_path())
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="TCP address (use 0.0.0.0 for other devices).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port; every request needs an API key.")] = 8765,
+    socket_path: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--socket", help="Also listen on this Unix socket (0600, no key needed)."),
+    ] = None,
+    no_tcp: Annotated[bool, typer.Option("--no-tcp", help="Only the Unix socket.")] = False,
+    keys: KeysOpt = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "warning",
+) -> None:
+    """Serve the v4 memory API over the store MEMU_DB names."""
+    from memu_core.errors import UsageError
+    from memu_server.app import create_app
+    from memu_server.runner import bind_tcp, bind_unix, open_local_backend, serve as run
+
+    if no_tcp and socket_path is None:
+        raise UsageError("--no-tcp needs --socket PATH: otherwise there is nothing to listen on")
+    backend = open_local_backend()
+    listeners = []
+    if not no_tcp:
+        store = _keys(keys)
+        if not store.list():
+            print(
+                "warning: no API keys yet; create one with `memu-server keys create --user-id U`",
+                file=sys.stderr,
+            )
+        sock = bind_tcp(host, port)
+        listeners.append((create_app(backend, keys=store), sock))
+        bound = sock.getsockname()
+        print(f"memu-server: http://{bound[0]}:{bound[1]}/api/v4/memory (API key required)", file=sys.stderr, flush=True)
+    if socket_path is not None:
+        path = socket_path.expanduser()
+        listeners.append((create_app(backend, keys=None), bind_unix(path)))
+        print(f"memu-server: unix socket {path} (this user only)", file=sys.stderr, flush=True)
+    try:
+        run(listeners, log_level=log_level)
+    finally:
+        backend.close()
+        if socket_path is not None:
+            socket_path.expanduser().unlink(missing_ok=True)
+
+
+@keys_app.command("create")
+def keys_create(
+    user_id: Annotated[str, typer.Option("--user-id", help="The user whose memory this key may read and write.")],
+    agent_id: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--agent-id", help="Only this agent's memory (default: all of the user's agents)."),
+    ] = None,
+    label: Annotated[str, typer.Option("--label", help="A note to recognise the key by.")] = "",
+    keys: KeysOpt = None,
+) -> None:
+    """Mint a key; it is printed once, as the last word of the last line."""
+    store = _keys(keys)
+    key, info = store.create(user_id, agent_id, label)
+    scope = f"user_id={info.user_id}" + (f" agent_id={info.agent_id}" if info.agent_id else " (all agents)")
+    print(f"created key {info.id} for {scope}; it is shown only now, store it safely")
+    print(f"key: {key}")
+
+
+@keys_app.command("list")
+def keys_list(keys: KeysOpt = None) -> None:
+    """Every key's id, scope and state (never the key)."""
+    rows = _keys(keys).list()
+    if not rows:
+        print("no API keys; create one with `memu-server keys create --user-id U`")
+        return
+    for row in rows:
+        state = f"revoked {row.revoked_at}" if row.revoked_at else "active"
+        agent = row.agent_id or "*"
+        print(f"{row.id}  user_id={row.user_id}  agent_id={agent}  created {row.created_at}  {state}  {row.label}".rstrip())
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `keys list`) or the key.")], keys: KeysOpt = None) -> None:
+    """Revoke a key: its next request gets 401."""
+    info = _keys(keys).revoke(key_id)
+    print(f"revoked key {info.id} (user_id={info.user_id})")
+
+
+def main() -> None:
+    """``memu-server`` entry point: handled errors are one line and an exit code."""
+    from memu_core._cli.main import run_app
+
+    sys.exit(run_app(lambda: app, prog="memu-server"))
+
+
+if __name__ == "__main__":
+    main()

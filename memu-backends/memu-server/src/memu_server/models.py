@@ -1,0 +1,89 @@
+"""Request bodies of the v4 API as pydantic models: they validate input and make the OpenAPI schema.
+
+The bounds mirror :mod:`memu_core._serve.v4` (which re-checks everything, so the socket server
+and this app refuse exactly the same requests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memu_core._serve import v4
+
+ScopeStr = Field(default=None, max_length=v4.MAX_SCOPE_CHARS)
+
+
+class SearchBody(BaseModel):
+    """``POST /api/v4/memory/search``: exact ``user_id``/``agent_id`` only (missing = ``default``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, max_length=v4.MAX_QUERY_CHARS, description="What to look for.")
+    user_id: str | None = ScopeStr
+    agent_id: str | None = ScopeStr
+    top_k: int | None = Field(default=None, ge=1, le=v4.MAX_TOP_K, description="Segments to return (default 5).")
+
+
+class UserBody(BaseModel):
+    """The scope a commit or forget writes to."""
+
+    model_config = ConfigDict(extra="forbid")
+    user_id: str | None = ScopeStr
+    agent_id: str | None = ScopeStr
+    user_name: str | None = Field(default=None, max_length=v4.MAX_SCOPE_CHARS)
+    agent_name: str | None = Field(default=None, max_length=v4.MAX_SCOPE_CHARS)
+
+
+class RecallFileIn(BaseModel):
+    """A Markdown memory or skill file. Extra fields (ids, timestamps from a listing) are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+    name: str = Field(min_length=1, max_length=500)
+    track: str | None = Field(default=None, max_length=100)
+    description: str | None = Field(default=None, max_length=10_000)
+    content: str | None = Field(default=None, max_length=1_000_000)
+
+
+class ResourceIn(BaseModel):
+    """A workspace file path and what it is."""
+
+    model_config = ConfigDict(extra="ignore")
+    path: str = Field(min_length=1, max_length=4_096)
+    description: str | None = Field(default=None, max_length=10_000)
+
+
+class CommitBody(BaseModel):
+    """``POST /api/v4/memory``: files and resources for one scope, stored idempotently by content."""
+
+    model_config = ConfigDict(extra="forbid")
+    user: UserBody | None = None
+    recall_files: list[RecallFileIn] = Field(default_factory=list, max_length=v4.MAX_FILES_PER_COMMIT)
+    resource: list[ResourceIn] = Field(default_factory=list, max_length=v4.MAX_FILES_PER_COMMIT)
+
+
+class ForgetBody(BaseModel):
+    """``POST /api/v4/memory/forget``: delete one recall file of one scope."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=500)
+    track: str | None = Field(default=None, max_length=100)
+    user: UserBody | None = None
+
+
+class ErrorDetail(BaseModel):
+    """A machine-readable error code."""
+
+    code: str
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: memU's shape."""
+
+    message: str
+    details: list[ErrorDetail]
+
+
+def plain(model: BaseModel) -> dict[str, Any]:
+    """A model as the JSON dict the shared v4 rules take (unset optional fields left out)."""
+    return model.model_dump(exclude_unset=True)
