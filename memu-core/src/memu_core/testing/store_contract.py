@@ -33,6 +33,7 @@ from memu_core.types import (
     ResourceWrite,
     Scope,
     SegmentDraft,
+    Where,
 )
 
 __all__ = ["FP", "FP_OTHER", "StoreContract", "file_write", "unit"]
@@ -87,7 +88,7 @@ def file_write(
     )
 
 
-def _seg_id(store: MemoryStore, text: str, where: dict[str, str] | None = None) -> str:
+def _seg_id(store: MemoryStore, text: str, where: Where | None = None) -> str:
     """The id of the one segment whose text is ``text`` (found through lexical search)."""
     hits = store.search_segments_lexical(text, where or {}, None, 50)
     found = [s for s in store.fetch_segments([h.id for h in hits]).values() if s.text == text]
