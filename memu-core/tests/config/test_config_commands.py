@@ -435,3 +435,9 @@ def test_write_failure_is_one_line_error(config_file: Path, monkeypatch: pytest.
         _config("local", db="/x")
     assert "cannot be written (Permission denied)" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_core_binary_points_at_doctor(config_file: Path) -> None:
+    s = Streams()
+    run_init("memu", None, s.out, s.err)
+    assert s.stdout.splitlines()[-1].startswith("ready — verify with `memu doctor`")

@@ -219,8 +219,15 @@ def run_init(
         err.flush()
     if after_write is not None:
         after_write()
-    print(f"ready — continue with `{binary} docs install`", file=out)
+    print(f"ready — {_init_next_step(binary)}", file=out)
     return 0
+
+
+def _init_next_step(binary: str) -> str:
+    # The core `memu` binary has no guides; the host binaries carry them.
+    if binary == "memu":
+        return "verify with `memu doctor`, then connect an agent with `memu-<host> docs install`"
+    return f"continue with `{binary} docs install`"
 
 
 def _clean_key(value: str | None) -> str | None:

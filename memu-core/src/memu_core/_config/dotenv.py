@@ -13,7 +13,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
-import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -22,15 +21,10 @@ from memu_core.errors import ConfigError, UsageError
 Problem = tuple[int, str]
 """A skipped line: its 1-based number and what was wrong with it."""
 
-_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_EXPORT_RE = re.compile(r"export\s+")
-# Only these end a line. str.splitlines() would also split on form feeds, U+2028 and friends,
-# which can legitimately sit inside a quoted value.
-_LINE_END_RE = re.compile(r"\r\n|\r|\n")
-# An unquoted value ends at the first " #" (whitespace then hash), like a shell comment.
-_INLINE_COMMENT_RE = re.compile(r"\s#")
+# No regular expressions on the read path: compiling them costs more than the whole parse of a
+# typical config file, and every per-turn `retrieve` pays the import.
 # Values made only of these characters are written bare; anything else is quoted.
-_BARE_VALUE_RE = re.compile(r"[A-Za-z0-9_./:@%+,=~^*!?\[\]{}-]+\Z")
+_BARE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:@%+,=~^*!?[]{}-")
 _DOUBLE_QUOTE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 
 FILE_MODE = 0o600
@@ -74,7 +68,9 @@ def _strict(data: bytes, encoding: str, path: Path) -> str:
 
 def split_lines(text: str) -> list[str]:
     """Split on CRLF, LF and lone CR only; a final line terminator yields no empty tail line."""
-    lines = _LINE_END_RE.split(text)
+    # Only CRLF, LF and CR end a line. str.splitlines() would also split on form feeds, U+2028
+    # and friends, which can legitimately sit inside a quoted value.
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return lines
@@ -86,14 +82,14 @@ def parse_line(line: str) -> tuple[str, str] | str | None:
     if not stripped or stripped.startswith("#"):
         return None
     body = stripped
-    export = _EXPORT_RE.match(body)
-    if export and "=" in body[export.end() :]:
-        body = body[export.end() :]
+    rest = _after_export(body)
+    if rest is not None and "=" in rest:
+        body = rest
     if "=" not in body:
         return "no '=' (expected KEY=value)"
     raw_key, raw_value = body.split("=", 1)
     key = raw_key.strip()
-    if not _KEY_RE.match(key):
+    if not is_valid_key(key):
         shown = key if len(key) <= 40 else key[:40] + "…"
         return f"invalid key {shown!r} (use letters, digits and _, not starting with a digit)"
     return key, _parse_value(raw_value)
@@ -110,10 +106,24 @@ def _parse_value(raw: str) -> str:
         if end > 0 and _only_comment(text[end + 1 :]):
             return text[1:end]
     # Unquoted (or an unmatched quote, taken literally): cut a " #" comment, trim.
-    comment = _INLINE_COMMENT_RE.search(raw)
-    if comment:
-        raw = raw[: comment.start()]
+    hash_at = raw.find("#")
+    while hash_at > 0:
+        if raw[hash_at - 1].isspace():
+            return raw[: hash_at - 1].strip()
+        hash_at = raw.find("#", hash_at + 1)
     return raw.strip()
+
+
+def is_valid_key(key: str) -> bool:
+    """True for ASCII letters, digits and ``_``, not starting with a digit (a shell name)."""
+    return key.isascii() and key.isidentifier()
+
+
+def _after_export(body: str) -> str | None:
+    """The text after a leading ``export `` keyword, or None when there is none."""
+    if body.startswith("export") and body[6:7].isspace():
+        return body[6:].lstrip()
+    return None
 
 
 def _double_quoted(text: str) -> str | None:
@@ -173,7 +183,7 @@ def read_file(path: Path) -> tuple[dict[str, str], list[Problem]]:
 
 def format_value(value: str) -> str:
     """Render ``value`` so that :func:`parse_line` returns it unchanged."""
-    if value == "" or _BARE_VALUE_RE.match(value):
+    if value == "" or _BARE_CHARS.issuperset(value):
         return value
     if "'" not in value:
         return f"'{value}'"
@@ -182,7 +192,7 @@ def format_value(value: str) -> str:
 
 
 def _check_update(key: str, value: str) -> None:
-    if not _KEY_RE.match(key):
+    if not is_valid_key(key):
         raise UsageError(f"config key {key!r} is invalid; use letters, digits and _ (e.g. MEMU_DB)")
     if not isinstance(value, str):
         raise UsageError(f"{key}: value must be text, got {type(value).__name__}")
@@ -200,21 +210,30 @@ def merge(text: str, updates: Mapping[str, str]) -> str:
     Lines that do not assign an updated key are kept byte for byte. Line terminators follow the
     file's first one (LF for a new file), and the result always ends with one.
     """
-    newline = _LINE_END_RE.search(text)
-    eol = newline.group(0) if newline else "\n"
+    eol = _first_line_end(text)
     out: list[str] = []
     seen: set[str] = set()
     for line in split_lines(text):
         parsed = parse_line(line)
         if isinstance(parsed, tuple) and parsed[0] in updates:
             key = parsed[0]
-            prefix = "export " if _EXPORT_RE.match(line.lstrip()) else ""
+            prefix = "export " if _after_export(line.strip()) is not None else ""
             out.append(f"{prefix}{key}={format_value(updates[key])}")
             seen.add(key)
         else:
             out.append(line)
     out.extend(f"{key}={format_value(value)}" for key, value in updates.items() if key not in seen)
     return "".join(line + eol for line in out)
+
+
+def _first_line_end(text: str) -> str:
+    """The file's own line terminator (its first one), LF when it has none."""
+    for i, char in enumerate(text):
+        if char == "\n":
+            return "\n"
+        if char == "\r":
+            return "\r\n" if text[i + 1 : i + 2] == "\n" else "\r"
+    return "\n"
 
 
 def write_values(path: Path, updates: Mapping[str, str]) -> tuple[Path, bool]:
