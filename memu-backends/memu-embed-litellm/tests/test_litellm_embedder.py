@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
+from memu_embed_litellm import LitellmEmbedder
 
 from memu_core.errors import ConfigError, EmbeddingError
 from memu_core.testing.embedding_server import EmbeddingServer
-from memu_embed_litellm import LitellmEmbedder
 
 KEY_VARS = (
     "MEMU_API_KEY",
@@ -163,14 +163,18 @@ def test_unreachable_server_is_one_clear_line() -> None:
     assert "\n" not in str(info.value)
 
 
-def test_provider_key_variable_is_read_for_its_value(server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_provider_key_variable_is_read_for_its_value(
+    server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # memU sent the *name* "OPENAI_API_KEY" as the bearer token (its bug B1).
     monkeypatch.setenv("OPENAI_API_KEY", "sk-real-value")
     LitellmEmbedder("openai", base_url=server.base_url).embed(["a"])
     assert server.requests[-1]["auth"] == "Bearer sk-real-value"
     assert server.requests[-1]["model"] == "text-embedding-3-small"
     monkeypatch.setenv("MEMU_API_KEY", "sk-memu-wins")
-    LitellmEmbedder.from_settings(SimpleNamespace(embed_provider="openai", base_url=server.base_url)).embed(["b"])
+    LitellmEmbedder.from_settings(SimpleNamespace(embed_provider="openai", base_url=server.base_url)).embed(
+        ["b"]
+    )
     assert server.requests[-1]["auth"] == "Bearer sk-memu-wins"
 
 
@@ -245,7 +249,11 @@ def test_loopback_ignores_ambient_proxy(server: EmbeddingServer, monkeypatch: py
 def _run(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full_env, timeout=120
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
     )
 
 

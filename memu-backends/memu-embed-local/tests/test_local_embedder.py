@@ -10,10 +10,10 @@ import textwrap
 from collections.abc import Iterator
 
 import pytest
-
-from memu_core.errors import ConfigError, EmbeddingError
 from memu_embed_local import LocalEmbedder
 from memu_embed_local.model import DEFAULT_MODEL, bundled_model_dir, choose_model
+
+from memu_core.errors import ConfigError, EmbeddingError
 
 pytestmark = pytest.mark.minilm
 
@@ -116,6 +116,8 @@ def test_plugin_and_fingerprint_import_nothing_heavy() -> None:
         """
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["local/all-MiniLM-L6-v2 (384 dims)", "[]"]
