@@ -441,3 +441,12 @@ def test_core_binary_points_at_doctor(config_file: Path) -> None:
     s = Streams()
     run_init("memu", None, s.out, s.err)
     assert s.stdout.splitlines()[-1].startswith("ready — verify with `memu doctor`")
+
+
+def test_failing_install_hook_does_not_fail_init(config_file: Path) -> None:
+    def broken() -> None:
+        raise RuntimeError("spool unwritable")
+
+    s = Streams()
+    assert run_init(BIN, None, s.out, s.err, after_write=broken) == 0
+    assert s.stdout.splitlines()[-1].startswith("ready — ")

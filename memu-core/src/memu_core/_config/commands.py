@@ -13,6 +13,7 @@ Output rows are ``f"{label:<10}{value}"``; secrets are only ever shown as ``set`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Callable, Mapping
@@ -218,7 +219,10 @@ def run_init(
         )
         err.flush()
     if after_write is not None:
-        after_write()
+        # The file is written and the rows printed; an install event that fails to record must
+        # not turn a successful init into a failure (telemetry fails open).
+        with contextlib.suppress(Exception):
+            after_write()
     print(f"ready — {_init_next_step(binary)}", file=out)
     return 0
 
