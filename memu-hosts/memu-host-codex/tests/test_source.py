@@ -1,0 +1,67 @@
+"""The Codex transcript source against hand-written rollout records in the real shape."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memu_core.hosting import RecordKind
+from memu_host_codex.source import CodexSource, classify_codex_record
+
+M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
+FIXTURES = Path(__file__).parent / "fixtures"
+ROLLOUT_KINDS = [O, O, O, M, O, O, T, T, O, M, O, O, M, M, O]
+"""Kind of each line of the fixture rollout (session_meta, injected context, prose, event_msg,
+reasoning, function_call, its output, custom_tool_call, assistant, turn_context, aborted turn,
+context + prose, image-only, developer)."""
+
+
+@pytest.fixture
+def sessions(tmp_path: Path) -> Path:
+    dest = tmp_path / "sessions"
+    shutil.copytree(FIXTURES / "sessions", dest)
+    return dest
+
+
+def test_every_record_type(sessions: Path) -> None:
+    source = CodexSource(sessions)
+    [session] = source.discover()
+    lines = session.path.read_text().splitlines()
+    assert [source.classify(line) for line in lines] == ROLLOUT_KINDS
+    read = source.read_incremental(session, None)
+    assert [r.kind for r in read.records] == ROLLOUT_KINDS
+    assert read.last_timestamp == "2026-08-20T10:00:11.000Z"
+
+
+def test_key_and_session_id_follow_the_dated_layout(sessions: Path) -> None:
+    source = CodexSource(sessions)
+    [session] = source.discover()
+    assert source.key(session.path) == (
+        "2026/08/20/rollout-2026-08-20T10-00-00-0198aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl"
+    )
+    assert source.session_id(session.path) == "rollout-2026-08-20T10-00-00-0198aaaa-bbbb-7ccc-8ddd-eeeeffff0000"
+
+
+@pytest.mark.parametrize(
+    ("payload", "kind"),
+    [
+        ({"type": "message", "role": "user", "content": [{"text": "  <environment_context>x"}]}, O),
+        ({"type": "message", "role": "user", "content": [{"text": "see <environment_context> here"}]}, M),
+        ({"type": "message", "role": "user", "content": "plain string"}, M),
+        ({"type": "message", "role": "user", "content": []}, M),
+        ({"type": "message", "role": "assistant", "content": [{"text": "<environment_context>"}]}, M),
+        ({"type": "function_call_output", "output": "x"}, T),
+        ({"type": "reasoning"}, O),
+    ],
+)
+def test_classification_table(payload: dict[str, object], kind: RecordKind) -> None:
+    assert classify_codex_record({"type": "response_item", "payload": payload}) is kind
+
+
+def test_lines_without_a_payload_object_are_other() -> None:
+    source = CodexSource("/nowhere")
+    assert source.classify(json.dumps({"payload": "x"})) is O
+    assert source.classify("{not json") is O
