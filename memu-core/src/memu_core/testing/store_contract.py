@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memu_core._engine.text import query_terms
 from memu_core.errors import FingerprintMismatch, UsageError, WriteConflict
 from memu_core.interfaces import MemoryStore
 from memu_core.testing import strategies as mst
@@ -398,6 +399,23 @@ class StoreContract:
         assert [(t, n) for t, n, _ in seen] == sorted(keys)
 
     # -- lexical search ----------------------------------------------------------------------
+    @settings(
+        max_examples=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
+    )
+    @given(lines=st.lists(mst.segment_texts, min_size=1, max_size=6, unique=True))
+    def test_every_line_is_found_by_its_own_words(self, store: MemoryStore, lines: list[str]) -> None:
+        # Any script, accents, digits and punctuation: the store's tokenizer must meet query_terms.
+        scope = Scope(user_id=uuid.uuid4().hex)
+        store.apply(ChangeSet(files=[file_write("f", lines, scope=scope)]))
+        for line in lines:
+            if not query_terms(line):
+                continue  # punctuation only: nothing to search for
+            hits = store.search_segments_lexical(line, {"user_id": scope.user_id}, None, 50)
+            found = {s.text for s in store.fetch_segments([h.id for h in hits]).values()}
+            assert line in found
+
     def test_lexical_ranks_matching_line_first(self, store: MemoryStore) -> None:
         store.apply(
             ChangeSet(

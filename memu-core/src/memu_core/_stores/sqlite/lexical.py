@@ -39,22 +39,21 @@ def _row_counts(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
     return counts
 
 
-def segment_match(conn: sqlite3.Connection, terms: list[str]) -> str | None:
-    """The ``MATCH`` expression for ``terms`` over ``segments_fts``; ``None`` if none is indexed."""
+def segment_match(conn: sqlite3.Connection, terms: list[str]) -> str:
+    """The ``MATCH`` expression for ``terms`` (non-empty) over ``segments_fts``."""
+    # A term the vocabulary lacks counts 0 and is kept: it may still match as a phrase when
+    # FTS5's tokenizer splits it where Python's word pattern did not.
     counts = _row_counts(conn, terms)
-    present = [t for t in terms if counts[t]]
-    if not present:
-        return None
-    if sum(counts[t] for t in present) <= BUDGET:
-        return _any(present)
-    rarest = sorted(present, key=lambda t: counts[t])
+    if sum(counts.values()) <= BUDGET:
+        return _any(terms)
+    rarest = sorted(terms, key=lambda t: counts[t])
     chosen, total = [rarest[0]], counts[rarest[0]]
     for term in rarest[1:]:
         if total + counts[term] > BUDGET:
             break
         chosen.append(term)
         total += counts[term]
-    rest = [t for t in present if t not in chosen]
+    rest = [t for t in terms if t not in chosen]
     if not rest:
         return _any(chosen)
     return f"({_any(chosen)}) AND ({_any(rest)} OR tag : {EVERY_ROW})"

@@ -122,7 +122,8 @@ class SqliteStore(MemoryStore):
                 bump_generation(conn)
                 conn.execute("COMMIT")
             except BaseException as exc:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may already have rolled back (disk full, I/O)
+                    conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(f"writing the SQLite store {self._path!r} failed: {exc}") from exc
                 raise
@@ -231,8 +232,6 @@ class SqliteStore(MemoryStore):
         w_text, w_context = SEGMENT_WEIGHTS
         with self._read() as conn:
             match = lexical.segment_match(conn, terms)
-            if match is None:
-                return []
             score = f"bm25(segments_fts, {w_text}, {w_context}, 0.0)"
             if not cond:
                 # No filter: rank inside FTS alone and look up ids for the winners only; joining
