@@ -122,6 +122,7 @@ class Settings(BaseSettings):
     embed_provider: str | None = Field(default=None, description="Embedding provider id; None = auto.")
     llm_provider: str | None = Field(default=None, description="Legacy name of MEMU_EMBED_PROVIDER.")
     embed_model: str | None = Field(default=None, description="Embedding model; None = provider default.")
+    embed_device: str | None = Field(default=None, description="Local embedder device (cpu, cuda, mps).")
     api_key: SecretStr | None = Field(
         default=None, description="Embedding provider key (never the cloud key)."
     )
@@ -168,7 +169,14 @@ class Settings(BaseSettings):
         return _flag(value)
 
     @field_validator(
-        "embed_provider", "llm_provider", "embed_model", "base_url", "http_proxy", "client_id", mode="before"
+        "embed_provider",
+        "llm_provider",
+        "embed_model",
+        "embed_device",
+        "base_url",
+        "http_proxy",
+        "client_id",
+        mode="before",
     )
     @classmethod
     def _trimmed(cls, value: Any) -> Any:

@@ -68,7 +68,8 @@ def test_file_uses_memu_reader_rules(config_file: Path) -> None:
         "MEMU_API_KEY=\"sk-'quoted'\"\n"
         "MEMU_EMBED_BATCH_SIZE=16\n"
         "MEMU_SERVE_AUTOSTART=off\n"
-        "MEMU_MEMORY_MODE= Cloud \n",
+        "MEMU_MEMORY_MODE= Cloud \n"
+        "MEMU_EMBED_DEVICE=cpu\n",
     )
     s = load_settings()
     assert s.embed_provider == "local"
@@ -76,6 +77,7 @@ def test_file_uses_memu_reader_rules(config_file: Path) -> None:
     assert s.embed_batch_size == 16
     assert s.serve_autostart is False
     assert s.memory_mode == "cloud"
+    assert s.embed_device == "cpu"
 
 
 def test_overrides_win(config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
