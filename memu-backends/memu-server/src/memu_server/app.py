@@ -101,7 +101,11 @@ def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None 
             raise v4.ApiError(401, "unknown or revoked API key", "UNAUTHENTICATED")
         return info.scope
 
-    Caller = Annotated[v4.ScopeKey | None, Depends(caller)]
+    def trusted() -> v4.ScopeKey | None:
+        return None
+
+    # The socket face declares no security scheme: nothing there asks for a key.
+    Caller = Annotated[v4.ScopeKey | None, Depends(caller if keys is not None else trusted)]
 
     @app.exception_handler(v4.ApiError)
     async def _api_error(_request: Request, exc: v4.ApiError) -> JSONResponse:
@@ -129,7 +133,7 @@ def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None 
         caller: Caller,
         user_id: Annotated[str | None, Query(max_length=v4.MAX_SCOPE_CHARS)] = None,
         agent_id: Annotated[str | None, Query(max_length=v4.MAX_SCOPE_CHARS)] = None,
-        cursor: Annotated[str | None, Query(max_length=2_000)] = None,
+        cursor: Annotated[str | None, Query(max_length=2_000, pattern=r"^[A-Za-z0-9_=-]*$")] = None,
         limit: Annotated[int, Query(ge=1, le=v4.MAX_PAGE)] = v4.DEFAULT_PAGE,
     ) -> dict[str, Any]:
         """One page of the scope's files; pass ``next_cursor`` back as ``cursor`` for the next."""

@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memu_core._serve import v4
 
+NON_BLANK = r"[^\s\x1c-\x1f]"
+"""At least one character that Python's ``str.strip`` keeps (names and queries are trimmed)."""
+
 ScopeStr = Field(default=None, max_length=v4.MAX_SCOPE_CHARS)
 
 
@@ -19,7 +22,7 @@ class SearchBody(BaseModel):
     """``POST /api/v4/memory/search``: exact ``user_id``/``agent_id`` only (missing = ``default``)."""
 
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=v4.MAX_QUERY_CHARS, description="What to look for.")
+    query: str = Field(min_length=1, max_length=v4.MAX_QUERY_CHARS, pattern=NON_BLANK, description="What to look for.")
     user_id: str | None = ScopeStr
     agent_id: str | None = ScopeStr
     top_k: int | None = Field(default=None, ge=1, le=v4.MAX_TOP_K, description="Segments to return (default 5).")
@@ -39,7 +42,7 @@ class RecallFileIn(BaseModel):
     """A Markdown memory or skill file. Extra fields (ids, timestamps from a listing) are ignored."""
 
     model_config = ConfigDict(extra="ignore")
-    name: str = Field(min_length=1, max_length=500)
+    name: str = Field(min_length=1, max_length=500, pattern=NON_BLANK)
     track: str | None = Field(default=None, max_length=100)
     description: str | None = Field(default=None, max_length=10_000)
     content: str | None = Field(default=None, max_length=1_000_000)
@@ -49,7 +52,7 @@ class ResourceIn(BaseModel):
     """A workspace file path and what it is."""
 
     model_config = ConfigDict(extra="ignore")
-    path: str = Field(min_length=1, max_length=4_096)
+    path: str = Field(min_length=1, max_length=4_096, pattern=NON_BLANK)
     description: str | None = Field(default=None, max_length=10_000)
 
 
@@ -66,7 +69,7 @@ class ForgetBody(BaseModel):
     """``POST /api/v4/memory/forget``: delete one recall file of one scope."""
 
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=500)
+    name: str = Field(min_length=1, max_length=500, pattern=NON_BLANK)
     track: str | None = Field(default=None, max_length=100)
     user: UserBody | None = None
 
