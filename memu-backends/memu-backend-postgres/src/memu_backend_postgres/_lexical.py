@@ -65,11 +65,9 @@ def tsvector_literal(primary: str, secondary: str) -> tuple[str, int]:
 
 def lexemes(text: str) -> list[str]:
     """The distinct search terms of a query, in the store's lexeme spelling."""
-    seen: dict[str, None] = {}
-    for term in query_terms(text):
-        for word in tokens(term):
-            seen.setdefault(word, None)
-    return list(seen)
+    # query_terms already normalised and split with the same rule; normalising a second time
+    # is not idempotent (NFKD can reveal new capitals, as in mathematical letters).
+    return list(dict.fromkeys(term[:_MAX_LEXEME] for term in query_terms(text)))
 
 
 def tsquery_literal(terms: Sequence[str]) -> str:

@@ -71,6 +71,20 @@ class PostgresStore(MemoryStore):
         major_minor = tuple(int(p) for p in str(version or "0.0").split(".")[:2])
         return cls(target, engine, iterative_scan=major_minor >= (0, 8))
 
+    @classmethod
+    def upgrade_schema(cls, url: str) -> str | None:
+        """``memu db upgrade``: migrate the database at ``url`` to head; return the revision."""
+        from memu_backend_postgres.migrate import upgrade
+
+        return upgrade(url)
+
+    @classmethod
+    def schema_revision(cls, url: str) -> str | None:
+        """``memu db current``: the revision at ``url``, ``None`` before the first migration."""
+        from memu_backend_postgres.migrate import current
+
+        return current(url)
+
     def __repr__(self) -> str:
         return f"PostgresStore({display_url(self._url)!r})"
 
