@@ -24,12 +24,12 @@ def test_docs_print_rendered_guides(topic: str, capsys: pytest.CaptureFixture[st
     assert "memu-codex" in out and "{{" not in out
 
 
-def test_install_and_remove_instruction(memu_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    agents = memu_home / ".codex" / "AGENTS.md"
+def test_install_and_remove_instruction(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agents = home / ".codex" / "AGENTS.md"
     agents.parent.mkdir(parents=True)
     agents.write_text("# My rules\nbe kind")
     assert run_host(SPEC, ["install-instruction"]) == 0
-    skill = memu_home / ".codex" / "skills" / "memu-retrieve" / "SKILL.md"
+    skill = home / ".codex" / "skills" / "memu-retrieve" / "SKILL.md"
     assert "memu-codex retrieve" in skill.read_text()
     text = agents.read_text()
     assert text.count("memu:begin") == 1 and text.startswith("# My rules\nbe kind\n")
@@ -43,6 +43,6 @@ def test_install_and_remove_instruction(memu_home: Path, capsys: pytest.CaptureF
     assert "no managed block to remove" in capsys.readouterr().out
 
 
-def test_prepare_without_a_session_log_exits_2(memu_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_prepare_without_a_session_log_exits_2(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_host(SPEC, ["prepare"]) == 2
     assert "no Codex session log at" in capsys.readouterr().err

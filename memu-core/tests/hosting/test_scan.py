@@ -1,0 +1,80 @@
+"""Discovery never starves the backlog; self-sessions are skipped with ``continue``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memu_core.hosting import scan
+
+from .conftest import ToySource, toy_line, write_session
+
+
+def _cycle(src: ToySource, cursor: dict[str, object], max_jobs: int, skip: frozenset[str] = frozenset()) -> scan.ScanResult:
+    return scan.scan(src, cursor, set(skip), max_jobs)
+
+
+def test_every_changed_session_is_mined_eventually(tmp_path: Path) -> None:
+    for i in range(25):
+        write_session(tmp_path, f"s{i:02d}", toy_line("user", f"hello {i}"), mtime=1_000 + i)
+    src = ToySource(tmp_path)
+    cursor: dict[str, object] = {}
+    mined: list[str] = []
+    remaining: list[int] = []
+    for _ in range(10):
+        result = _cycle(src, cursor, max_jobs=4)
+        mined += [p.key for p in result.picked]
+        remaining.append(result.remaining)
+        cursor = result.cursor  # what commit promotes
+        if not result.picked:
+            break
+    assert sorted(mined) == sorted(f"s{i:02d}.jsonl" for i in range(25))
+    assert len(mined) == 25  # each exactly once
+    assert remaining[0] == 21 and remaining[-1] == 0
+
+
+def test_first_run_takes_newest_and_oldest(tmp_path: Path) -> None:
+    for i in range(10):
+        write_session(tmp_path, f"s{i}", toy_line("user", "x"), mtime=1_000 + i)
+    result = _cycle(ToySource(tmp_path), {}, max_jobs=4)
+    assert [p.key for p in result.picked] == ["s0.jsonl", "s1.jsonl", "s8.jsonl", "s9.jsonl"]  # oldest first
+
+
+def test_backlog_is_not_hidden_by_an_unchanged_newer_session(tmp_path: Path) -> None:
+    # memU stops at the first already-seen unchanged session, so older unseen ones stay hidden.
+    for i in range(6):
+        write_session(tmp_path, f"s{i}", toy_line("user", "x"), mtime=1_000 + i)
+    src = ToySource(tmp_path)
+    first = _cycle(src, {}, max_jobs=2)
+    assert {p.key for p in first.picked} == {"s0.jsonl", "s5.jsonl"}
+    second = _cycle(src, first.cursor, max_jobs=2)
+    assert {p.key for p in second.picked} == {"s1.jsonl", "s4.jsonl"}
+
+
+def test_grown_sessions_yield_only_their_new_records(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s", toy_line("user", "a"), toy_line("assistant", "b"))
+    src = ToySource(tmp_path)
+    first = _cycle(src, {}, max_jobs=5)
+    write_session(tmp_path, "s", toy_line("user", "c", ts="2026-01-02T00:00:00Z"))
+    second = _cycle(src, first.cursor, max_jobs=5)
+    [picked] = second.picked
+    assert [r.text for r in picked.read.records] == [toy_line("user", "c", ts="2026-01-02T00:00:00Z").strip()]
+    assert second.cursor["s.jsonl"]["lines"] == 3
+    assert second.cursor["s.jsonl"]["last_timestamp"] == "2026-01-02T00:00:00Z"
+    assert path.exists()
+    third = _cycle(src, second.cursor, max_jobs=5)
+    assert not third.picked and third.remaining == 0
+
+
+def test_self_sessions_are_skipped_and_older_ones_still_mined(tmp_path: Path) -> None:
+    for i in range(4):
+        write_session(tmp_path, f"s{i}", toy_line("user", "x"), mtime=1_000 + i)
+    result = _cycle(ToySource(tmp_path), {}, max_jobs=10, skip=frozenset({"s3", "s1"}))
+    assert [p.key for p in result.picked] == ["s0.jsonl", "s2.jsonl"]
+    assert result.skipped_self == 2
+
+
+def test_sessions_with_only_a_partial_line_take_no_slot(tmp_path: Path) -> None:
+    write_session(tmp_path, "partial", '{"role": "user"', mtime=2_000)
+    write_session(tmp_path, "full", toy_line("user", "x"), mtime=1_000)
+    result = _cycle(ToySource(tmp_path), {}, max_jobs=1)
+    assert [p.key for p in result.picked] == ["full.jsonl"]
