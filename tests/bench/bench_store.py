@@ -5,7 +5,9 @@ Builds a 10,000-file x 20-line store (fixed seed, developer-notes-like text), th
 - a cold ``retrieve``-like process: interpreter start, open the store, one lexical search
   (the per-turn path; budget 500 ms);
 - the same lexical search in a warm process;
-- ``apply`` of a change set of 100 new 20-line files.
+- ``apply`` of a change set of 100 new 20-line files;
+- with ``--dense``: random unit vectors (384 dims) for every segment, then a cold process that
+  opens the store and runs one dense search (loads every vector), and warm dense searches.
 
 Run: ``python tests/bench/bench_store.py [--db PATH] [--runs 5]``. With ``--db`` pointing at an
 existing benchmark store the build step is skipped. Prints median and min-max of each.
@@ -24,7 +26,7 @@ import time
 from pathlib import Path
 
 from memu_core._stores.sqlite import SqliteStore
-from memu_core.types import ChangeSet, FileWrite, Scope, SegmentDraft
+from memu_core.types import ChangeSet, FileWrite, Fingerprint, Scope, SegmentDraft
 
 FILES = 10_000
 LINES = 20
@@ -147,11 +149,61 @@ def apply_100(path: Path, runs: int) -> list[float]:
     return out
 
 
+DENSE_FP = Fingerprint("bench", "random-unit", 384)
+
+
+def add_vectors(path: Path) -> float:
+    """Give every segment a random unit vector under :data:`DENSE_FP` (reindex-style)."""
+    import numpy as np
+
+    rng = np.random.default_rng(SEED)
+    store = SqliteStore.open(str(path))
+    start = time.perf_counter()
+    while todo := store.texts_to_embed(DENSE_FP, 20_000):
+        vecs = rng.standard_normal((len(todo), DENSE_FP.dimension)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        store.store_vectors(DENSE_FP, [(k, i, v) for (k, i, _), v in zip(todo, vecs.tolist(), strict=True)])
+    store.switch_fingerprint(DENSE_FP)
+    store.close()
+    return time.perf_counter() - start
+
+
+def cold_dense(path: Path, runs: int) -> list[float]:
+    """Wall time of a fresh interpreter that opens the store and runs one dense search."""
+    code = (
+        "import sys\nfrom memu_core._stores.sqlite import SqliteStore\n"
+        "s = SqliteStore.open(sys.argv[1])\n"
+        "q = [1.0] + [0.0] * 383\n"
+        "assert s.search_segments_dense(q, {}, None, 10)\n"
+    )
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def warm_dense(path: Path, runs: int) -> list[float]:
+    """Dense search in an open store whose matrix is already cached (the warm server)."""
+    store = SqliteStore.open(str(path))
+    query = [0.0] * 383 + [1.0]
+    store.search_segments_dense(query, {}, None, 10)  # load once
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        store.search_segments_dense(query, {}, None, 10)
+        out.append(time.perf_counter() - start)
+    store.close()
+    return out
+
+
 def main() -> None:
     """Build (or reuse) the store and print the timings."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", type=Path, help="reuse or create the benchmark store here")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--dense", action="store_true", help="also time dense search (adds ~330 MB)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = args.db or Path(tmp) / "bench.db"
@@ -161,6 +213,11 @@ def main() -> None:
         print(_summary("cold process: open + lexical search", cold_search(path, args.runs)))
         print(_summary("warm lexical search", warm_search(path, args.runs)))
         print(_summary("apply 100 new files x 20 lines", apply_100(path, args.runs)))
+        if args.dense:
+            if SqliteStore.open(str(path)).fingerprint() != DENSE_FP:
+                print(f"adding random vectors ... {add_vectors(path):.1f} s")
+            print(_summary("cold process: open + dense search", cold_dense(path, args.runs)))
+            print(_summary("warm dense search (cached matrix)", warm_dense(path, args.runs)))
 
 
 if __name__ == "__main__":

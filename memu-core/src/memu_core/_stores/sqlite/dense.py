@@ -74,11 +74,18 @@ def _load(
 
     table = "segments" if kind == "segment" else "resources"
     where, params = scope_sql(flt, "o", tracks if kind == "segment" else None)
-    rows = conn.execute(
-        f"SELECT o.id, v.vector FROM vectors v JOIN {table} o ON o.id = v.owner_id "
-        f"WHERE v.owner_kind = ? AND v.fingerprint = ?{where} ORDER BY o.seq",
-        [kind, fp_key, *params],
-    ).fetchall()
+    # A table scan, not the fingerprint index: after a switch every vector is live, and reading
+    # the table in order beats one index hop per row. No ORDER BY: sorting 1.5 kB rows is slow
+    # and the ids list keeps the matrix rows aligned anyway.
+    if where:
+        sql = (
+            f"SELECT o.id, v.vector FROM vectors v NOT INDEXED JOIN {table} o ON o.id = v.owner_id "
+            f"WHERE v.owner_kind = ? AND v.fingerprint = ?{where}"
+        )
+    else:
+        # Vectors of deleted owners are removed by trigger, so no join is needed to drop them.
+        sql = "SELECT owner_id, vector FROM vectors NOT INDEXED WHERE owner_kind = ? AND fingerprint = ?"
+    rows = conn.execute(sql, [kind, fp_key, *params]).fetchall()
     ids = [r[0] for r in rows]
     index = faiss.IndexFlatIP(dimension)
     if rows:
