@@ -79,8 +79,8 @@ def strip(current: str, binary: str) -> str:
     if m is None:
         return current
     before, after = current[: m.start()], current[m.end() :]
-    if not after and before.endswith("\n"):
-        before = before[:-1]  # the separator patch added
+    if before.endswith("\n"):
+        before = before[:-1]  # the newline patch put in front of the block
     return before + after
 
 
