@@ -12,6 +12,11 @@ from memu_core.hosting.spec import GUIDES, HostSpec
 _TOKEN = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 
 
+def _ere_escape(text: str) -> str:
+    """Escape for ``grep -E`` (``re.escape`` also escapes ``-``, which newer greps warn about)."""
+    return re.sub(r"([.\[\]()*+?{}|^$\\])", r"\\\1", text)
+
+
 def tokens(spec: HostSpec) -> dict[str, str]:
     """The values a guide may use."""
     former = ", ".join(f"`{n}`" for n in spec.former_task_names) or "none"
@@ -19,7 +24,7 @@ def tokens(spec: HostSpec) -> dict[str, str]:
         "task_name": spec.task_name,
         "former_task_names": former,
         "all_task_names": ", ".join(f"`{n}`" for n in spec.all_task_names),
-        "task_name_pattern": "|".join(re.escape(n) for n in spec.all_task_names),
+        "task_name_pattern": "|".join(_ere_escape(n) for n in spec.all_task_names),
         "task_doc_name": f"create-{spec.task_name}-task",
         "binary": spec.binary,
         "host_id": spec.id,
