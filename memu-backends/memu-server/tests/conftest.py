@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memu_server.app import create_app
+from memu_server.keys import KeyStore
+from memu_server.testing import serve_in_thread
 
 from memu_core._engine.engine import LocalEngine
 from memu_core._stores.sqlite import SqliteStore
 from memu_core.testing.embedders import HashingEmbedder
-from memu_server.app import create_app
-from memu_server.keys import KeyStore
-from memu_server.testing import serve_in_thread
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import stat
 from pathlib import Path
 
 import pytest
+from memu_server.keys import KeyStore, hash_key
 
 from memu_core.errors import UsageError
-from memu_server.keys import KeyStore, hash_key
 
 
 def test_keys_are_stored_hashed_and_private(tmp_path: Path) -> None:
@@ -19,9 +19,10 @@ def test_keys_are_stored_hashed_and_private(tmp_path: Path) -> None:
     store.close()
     raw = b"".join(p.read_bytes() for p in path.parent.iterdir() if p.is_file())
     assert key.encode() not in raw
-    assert hash_key(key).encode() in raw or hash_key(key) in KeyStore(path)._conn.execute(
-        "SELECT key_hash FROM api_keys"
-    ).fetchone()
+    assert (
+        hash_key(key).encode() in raw
+        or hash_key(key) in KeyStore(path)._conn.execute("SELECT key_hash FROM api_keys").fetchone()
+    )
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert info.user_id == "alice" and info.agent_id == "cli"
 
@@ -50,8 +51,9 @@ def test_create_refuses_empty_user(keys: KeyStore) -> None:
 
 
 def test_cli_create_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from memu_core._cli.main import run_app
     from memu_server.cli import app
+
+    from memu_core._cli.main import run_app
 
     db = str(tmp_path / "keys.sqlite3")
     assert run_app(lambda: app, ["keys", "create", "--user-id", "u1", "--agent-id", "a1", "--keys", db]) == 0

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 import schemathesis
-from schemathesis.checks import positive_data_acceptance
 from hypothesis import HealthCheck, given, settings
-
-from memu_core._engine.engine import LocalEngine
 from memu_server.app import create_app
 from memu_server.keys import KeyStore
 from memu_server.testing import serve_in_thread
+from schemathesis.checks import positive_data_acceptance
+
+from memu_core._engine.engine import LocalEngine
 
 
 @pytest.fixture(params=["socket-face", "keyed"])
@@ -32,15 +32,22 @@ def test_api_conforms_to_its_schema(api: Any) -> None:
     # hypothesis strategy is driven directly; the checks are the same.
     schema, base_url, headers = api
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert {op.path for op in operations} >= {"/api/v4/memory", "/api/v4/memory/search", "/api/v4/memory/forget"}
+    assert {op.path for op in operations} >= {
+        "/api/v4/memory",
+        "/api/v4/memory/search",
+        "/api/v4/memory/forget",
+    }
     for operation in operations:
         # With a key, valid-looking bodies for another user's scope are rightly refused (403); a
         # cursor is an opaque token, so a schema-valid one the server never issued is a 422.
         excluded = [positive_data_acceptance] if headers or operation.method.upper() == "GET" else None
+        _fuzz(operation, base_url, headers, excluded)
 
-        @given(case=operation.as_strategy())
-        @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-        def check(case: Any) -> None:
-            case.call_and_validate(base_url=base_url, headers=headers, excluded_checks=excluded)
 
-        check()
+def _fuzz(operation: Any, base_url: str, headers: Any, excluded: Any) -> None:
+    @given(case=operation.as_strategy())
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    def check(case: Any) -> None:
+        case.call_and_validate(base_url=base_url, headers=headers, excluded_checks=excluded)
+
+    check()

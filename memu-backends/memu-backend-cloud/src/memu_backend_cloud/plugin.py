@@ -1,2 +1,15 @@
-"""Entry point of memu-backend-cloud in the `memu` group. It registers nothing yet; the module exists so the
-distribution installs, loads and shows up in `memu plugins` like every other member."""
+"""Entry point of memu-backend-cloud in the ``memu`` group: registers the ``cloud`` backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memu_core import hookimpl
+
+
+@hookimpl
+def memu_register_backends() -> list[type[Any]]:
+    """The ``cloud`` backend (``MEMU_MEMORY_MODE=cloud``). httpx loads when it is built."""
+    from memu_backend_cloud.backend import CloudBackend
+
+    return [CloudBackend]

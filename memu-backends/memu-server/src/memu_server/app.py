@@ -68,7 +68,9 @@ class _TooLarge(Exception):
 async def _too_large(send: Any, limit: int) -> None:
     import json
 
-    body = json.dumps(v4.error_body(f"request body over {limit} bytes; split the commit", "TOO_LARGE")).encode()
+    body = json.dumps(
+        v4.error_body(f"request body over {limit} bytes; split the commit", "TOO_LARGE")
+    ).encode()
     await send(
         {
             "type": "http.response.start",
@@ -117,7 +119,9 @@ def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None 
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
         if first.get("type") == "extra_forbidden":
-            message = f"unsupported field {where!r}: only exact user_id and agent_id scope fields are supported"
+            message = (
+                f"unsupported field {where!r}: only exact user_id and agent_id scope fields are supported"
+            )
         else:
             message = f"{where}: {first.get('msg', 'invalid request')}"
         return JSONResponse(v4.error_body(message, "VALIDATION_ERROR"), status_code=422)
@@ -125,7 +129,9 @@ def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
-        return JSONResponse(v4.error_body(str(exc.detail), code), status_code=exc.status_code, headers=exc.headers)
+        return JSONResponse(
+            v4.error_body(str(exc.detail), code), status_code=exc.status_code, headers=exc.headers
+        )
 
     @app.get("/api/v4/memory", responses=ERRORS, summary="List recall files (one page)")
     def list_memory(

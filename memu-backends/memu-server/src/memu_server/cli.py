@@ -16,7 +16,9 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
-keys_app = typer.Typer(help="API keys: each is bound to one user (and optionally one agent).", no_args_is_help=True)
+keys_app = typer.Typer(
+    help="API keys: each is bound to one user (and optionally one agent).", no_args_is_help=True
+)
 app.add_typer(keys_app, name="keys")
 
 KeysOpt = Annotated[
@@ -33,7 +35,9 @@ def _keys(path: Path | None):  # type: ignore[no-untyped-def]
 
 @app.command()
 def serve(
-    host: Annotated[str, typer.Option("--host", help="TCP address (use 0.0.0.0 for other devices).")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option("--host", help="TCP address (use 0.0.0.0 for other devices).")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port; every request needs an API key.")] = 8765,
     socket_path: Annotated[
         Optional[Path],  # noqa: UP045
@@ -46,7 +50,8 @@ def serve(
     """Serve the v4 memory API over the store MEMU_DB names."""
     from memu_core.errors import UsageError
     from memu_server.app import create_app
-    from memu_server.runner import bind_tcp, bind_unix, open_local_backend, serve as run
+    from memu_server.runner import bind_tcp, bind_unix, open_local_backend
+    from memu_server.runner import serve as run
 
     if no_tcp and socket_path is None:
         raise UsageError("--no-tcp needs --socket PATH: otherwise there is nothing to listen on")
@@ -62,7 +67,11 @@ def serve(
         sock = bind_tcp(host, port)
         listeners.append((create_app(backend, keys=store), sock))
         bound = sock.getsockname()
-        print(f"memu-server: http://{bound[0]}:{bound[1]}/api/v4/memory (API key required)", file=sys.stderr, flush=True)
+        print(
+            f"memu-server: http://{bound[0]}:{bound[1]}/api/v4/memory (API key required)",
+            file=sys.stderr,
+            flush=True,
+        )
     if socket_path is not None:
         path = socket_path.expanduser()
         listeners.append((create_app(backend, keys=None), bind_unix(path)))
@@ -77,7 +86,9 @@ def serve(
 
 @keys_app.command("create")
 def keys_create(
-    user_id: Annotated[str, typer.Option("--user-id", help="The user whose memory this key may read and write.")],
+    user_id: Annotated[
+        str, typer.Option("--user-id", help="The user whose memory this key may read and write.")
+    ],
     agent_id: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--agent-id", help="Only this agent's memory (default: all of the user's agents)."),
@@ -103,11 +114,17 @@ def keys_list(keys: KeysOpt = None) -> None:
     for row in rows:
         state = f"revoked {row.revoked_at}" if row.revoked_at else "active"
         agent = row.agent_id or "*"
-        print(f"{row.id}  user_id={row.user_id}  agent_id={agent}  created {row.created_at}  {state}  {row.label}".rstrip())
+        print(
+            f"{row.id}  user_id={row.user_id}  agent_id={agent}  created {row.created_at}  {state}  "
+            f"{row.label}".rstrip()
+        )
 
 
 @keys_app.command("revoke")
-def keys_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (from `keys list`) or the key.")], keys: KeysOpt = None) -> None:
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's id (from `keys list`) or the key.")],
+    keys: KeysOpt = None,
+) -> None:
     """Revoke a key: its next request gets 401."""
     info = _keys(keys).revoke(key_id)
     print(f"revoked key {info.id} (user_id={info.user_id})")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -58,6 +59,12 @@ class FaultMiddleware:
             await self.app(scope, receive, send)
             return
         kind, _, arg = action.partition(":")
+        # Tests that kill the server mid-request wait for this line to know the moment came.
+        print(
+            f"memu-server: injected {action} on {scope['method']} {scope['path']}",
+            file=sys.stderr,
+            flush=True,
+        )
         if kind == "sleep-before":
             await asyncio.sleep(float(arg))
             await self.app(scope, receive, send)
@@ -69,6 +76,7 @@ class FaultMiddleware:
                 buffered.append(message)
 
             await self.app(scope, receive, hold)
+            print("memu-server: applied, holding the answer", file=sys.stderr, flush=True)
             await asyncio.sleep(float(arg))
             for message in buffered:
                 await send(message)

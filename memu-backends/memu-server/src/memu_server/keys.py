@@ -30,6 +30,8 @@ KEYS_ENV = "MEMU_SERVER_KEYS"
 DEFAULT_KEYS_PATH = "~/.memu/server/keys.sqlite3"
 PREFIX = "msk_"
 
+_COLUMNS = "id, user_id, agent_id, label, created_at, revoked_at"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS api_keys (
     id TEXT PRIMARY KEY,
@@ -111,7 +113,8 @@ class KeyStore:
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         with self._locked() as conn:
             conn.execute(
-                "INSERT INTO api_keys (id, key_hash, user_id, agent_id, label, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO api_keys (id, key_hash, user_id, agent_id, label, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 (key_id, hash_key(key), user, agent, label, now),
             )
         return key, KeyInfo(key_id, user, agent, label, now, None)
@@ -120,7 +123,7 @@ class KeyStore:
         """Every key, oldest first, revoked ones included."""
         with self._locked() as conn:
             rows = conn.execute(
-                "SELECT id, user_id, agent_id, label, created_at, revoked_at FROM api_keys ORDER BY created_at, id"
+                f"SELECT {_COLUMNS} FROM api_keys ORDER BY created_at, id"
             ).fetchall()
         return [KeyInfo(*row) for row in rows]
 
@@ -131,9 +134,12 @@ class KeyStore:
             ident = ident[len(PREFIX) :].split("_", 1)[0]
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         with self._locked() as conn:
-            conn.execute("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?", (now, ident))
+            conn.execute(
+                "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?", (now, ident)
+            )
             row = conn.execute(
-                "SELECT id, user_id, agent_id, label, created_at, revoked_at FROM api_keys WHERE id = ?", (ident,)
+                "SELECT id, user_id, agent_id, label, created_at, revoked_at FROM api_keys WHERE id = ?",
+                (ident,),
             ).fetchone()
         if row is None:
             raise UsageError(f"no API key with id {ident!r}; `memu-server keys list` shows the ids")
@@ -146,7 +152,7 @@ class KeyStore:
         digest = hash_key(key)
         with self._locked() as conn:
             row = conn.execute(
-                "SELECT id, user_id, agent_id, label, created_at, revoked_at, key_hash FROM api_keys WHERE key_hash = ?",
+                f"SELECT {_COLUMNS}, key_hash FROM api_keys WHERE key_hash = ?",
                 (digest,),
             ).fetchone()
         if row is None or not hmac.compare_digest(row[6], digest) or row[5] is not None:

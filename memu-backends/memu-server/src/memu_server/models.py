@@ -22,10 +22,14 @@ class SearchBody(BaseModel):
     """``POST /api/v4/memory/search``: exact ``user_id``/``agent_id`` only (missing = ``default``)."""
 
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=v4.MAX_QUERY_CHARS, pattern=NON_BLANK, description="What to look for.")
+    query: str = Field(
+        min_length=1, max_length=v4.MAX_QUERY_CHARS, pattern=NON_BLANK, description="What to look for."
+    )
     user_id: str | None = ScopeStr
     agent_id: str | None = ScopeStr
-    top_k: int | None = Field(default=None, ge=1, le=v4.MAX_TOP_K, description="Segments to return (default 5).")
+    top_k: int | None = Field(
+        default=None, ge=1, le=v4.MAX_TOP_K, description="Segments to return (default 5)."
+    )
 
 
 class UserBody(BaseModel):

@@ -80,6 +80,8 @@ def wait_until_up(port: int, proc: subprocess.Popen[bytes] | None = None, timeou
 def child_env(home: str, **extra: str) -> dict[str, str]:
     """The process environment with ``HOME`` replaced and every ``MEMU_*`` variable from ``extra`` only."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}
-    env.update({"HOME": home, "HF_HUB_OFFLINE": "1", "MEMU_EMBED_PROVIDER": "none", "MEMU_SERVE_AUTOSTART": "0"})
+    env.update(
+        {"HOME": home, "HF_HUB_OFFLINE": "1", "MEMU_EMBED_PROVIDER": "none", "MEMU_SERVE_AUTOSTART": "0"}
+    )
     env.update(extra)
     return env

@@ -36,14 +36,25 @@ class Refused(Exception):
         self.body = body
 
 
-def request(method: str, target: str, body: Any | None = None, *, timeout: float = READ_TIMEOUT, handshake: bool = True) -> Any:
+def request(
+    method: str,
+    target: str,
+    body: Any | None = None,
+    *,
+    timeout: float = READ_TIMEOUT,
+    handshake: bool = True,
+) -> Any:
     """One request to the warm server; the decoded JSON of a 2xx answer.
 
     Raises :class:`Unavailable` when nobody listens, :class:`Refused` on any other status, and
     ``OSError`` on timeouts or broken connections.
     """
     path = paths.socket_path()
-    headers = {stamp.VERSION_HEADER: stamp.memu_version(), stamp.CONFIG_HEADER: stamp.config_fingerprint()} if handshake else {}
+    headers = (
+        {stamp.VERSION_HEADER: stamp.memu_version(), stamp.CONFIG_HEADER: stamp.config_fingerprint()}
+        if handshake
+        else {}
+    )
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_TIMEOUT)

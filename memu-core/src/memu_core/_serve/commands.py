@@ -12,13 +12,17 @@ def register(app: Any) -> None:
     @app.command()
     def serve(
         stop: Annotated[bool, typer.Option("--stop", help="Stop the running server and exit.")] = False,
-        status: Annotated[bool, typer.Option("--status", help="Print the running server's status as JSON.")] = False,
+        status: Annotated[
+            bool, typer.Option("--status", help="Print the running server's status as JSON.")
+        ] = False,
         background: Annotated[
             bool, typer.Option("--background", help="Start it detached and return (no-op if one is up).")
         ] = False,
         idle: Annotated[
             Optional[float],  # noqa: UP045 - typer needs Optional on 3.11
-            typer.Option("--idle", help="Exit after this many idle seconds (default MEMU_SERVE_IDLE, 1800; 0 = never)."),
+            typer.Option(
+                "--idle", help="Exit after this many idle seconds (default MEMU_SERVE_IDLE, 1800; 0 = never)."
+            ),
         ] = None,
     ) -> None:
         """Keep the store, index and embedder warm behind a socket in ~/.memu/run/ for per-turn retrieve."""

@@ -8,6 +8,7 @@ answer": the caller then retrieves in process, exactly as if the warm path did n
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -34,10 +35,8 @@ def _utf8_stdout() -> None:
     # Same as the host CLI does: a non-UTF-8 console code page must not crash a piped answer.
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:
-        try:
+        with contextlib.suppress(OSError, ValueError):
             reconfigure(encoding="utf-8", errors="replace")
-        except (OSError, ValueError):
-            pass
 
 
 _VALUE_FLAGS = {"--top-k": "top_k", "--track": "track", "--user-id": "user_id", "--agent-id": "agent_id"}
@@ -77,7 +76,12 @@ def parse_memu_retrieve(args: Sequence[str]) -> dict[str, Any] | None:
     if query is None or not query.strip():
         return None
     where = {k: opts[k] for k in ("user_id", "agent_id") if opts.get(k)}
-    return {"query": query, "where": where or None, "top_k": opts.get("top_k"), "tracks": opts["tracks"] or None}
+    return {
+        "query": query,
+        "where": where or None,
+        "top_k": opts.get("top_k"),
+        "tracks": opts["tracks"] or None,
+    }
 
 
 def memu_retrieve(args: Sequence[str]) -> int | None:

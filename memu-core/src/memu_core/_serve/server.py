@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import socketserver
 import sys
 import threading
@@ -51,7 +50,9 @@ class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 class WarmServer:
     """The warm server's state and lifecycle. Build with :meth:`start`, then :meth:`serve`."""
 
-    def __init__(self, backend: Any, *, idle: float, socket_file: Path, lock_fd: int, schema: Callable[[], Any]) -> None:
+    def __init__(
+        self, backend: Any, *, idle: float, socket_file: Path, lock_fd: int, schema: Callable[[], Any]
+    ) -> None:
         self.backend = backend
         self.idle = idle
         self.socket_file = socket_file
@@ -70,20 +71,25 @@ class WarmServer:
 
     # -- start ------------------------------------------------------------------------------
     @classmethod
-    def start(cls, backend_factory: Callable[[], Any], *, idle: float, schema: Callable[[], Any] | None = None) -> WarmServer:
+    def start(
+        cls, backend_factory: Callable[[], Any], *, idle: float, schema: Callable[[], Any] | None = None
+    ) -> WarmServer:
         """Take the run directory's lock (or raise :class:`LockBusy`), build and warm the backend,
         bind the socket (0600) and write the pidfile."""
         run = paths.ensure_run_dir()
         sock_path = paths.socket_path()
         if len(os.fsencode(sock_path)) > paths.MAX_SOCKET_PATH:
             raise UsageError(
-                f"the socket path {sock_path} is too long for a Unix socket; set MEMU_RUN_DIR to a shorter directory"
+                f"the socket path {sock_path} is too long for a Unix socket; "
+                "set MEMU_RUN_DIR to a shorter directory"
             )
         lock_fd = _take_lock(paths.lock_path())
         try:
             backend = backend_factory()
             _warm(backend)
-            server = cls(backend, idle=idle, socket_file=sock_path, lock_fd=lock_fd, schema=schema or (lambda: None))
+            server = cls(
+                backend, idle=idle, socket_file=sock_path, lock_fd=lock_fd, schema=schema or (lambda: None)
+            )
             server._bind()
             server._write_pidfile(run)
         except BaseException:
@@ -224,7 +230,10 @@ class WarmServer:
             raise v4.ApiError(422, "the retrieve body needs a query string", "VALIDATION_ERROR")
         try:
             return self.backend.progressive_retrieve(
-                body["query"], body.get("where") or None, top_k=body.get("top_k"), tracks=body.get("tracks") or None
+                body["query"],
+                body.get("where") or None,
+                top_k=body.get("top_k"),
+                tracks=body.get("tracks") or None,
             )
         except MemuError as exc:
             raise v4.from_memu_error(exc) from exc
@@ -269,7 +278,10 @@ def _handler_for(state: WarmServer) -> type[BaseHTTPRequestHandler]:
             except v4.ApiError as exc:
                 status, payload = exc.status, exc.body()
             except Exception as exc:  # a bug must not kill the server; the client falls back
-                status, payload = 500, v4.error_body(f"internal error: {type(exc).__name__}: {exc}", "INTERNAL")
+                status, payload = (
+                    500,
+                    v4.error_body(f"internal error: {type(exc).__name__}: {exc}", "INTERNAL"),
+                )
             self._send(status, payload)
 
         def _send(self, status: int, payload: Any) -> None:

@@ -4,7 +4,8 @@ Routes (memU's hosted API; the collection route has no trailing slash):
 
 - ``GET  /api/v4/memory?user_id=&agent_id=&cursor=&limit=`` → ``{"recall_files", "next_cursor"}``
 - ``POST /api/v4/memory`` ``{"user", "recall_files", "resource"}`` → ``{"recall_files", "resources"}``
-- ``POST /api/v4/memory/search`` ``{"query", "user_id", "agent_id", "top_k"?}`` → ``{"segments", "files", "resources"}``
+- ``POST /api/v4/memory/search`` ``{"query", "user_id", "agent_id", "top_k"?}``
+  → ``{"segments", "files", "resources"}``
 - ``POST /api/v4/memory/forget`` ``{"name", "track"?, "user"?}`` → ``{"forgotten": [...]}`` (memu's addition)
 
 Scope rules: only exact ``user_id``/``agent_id``; a missing or blank value is ``"default"``;
@@ -162,7 +163,9 @@ def list_files(backend: Any, params: Mapping[str, str], key: ScopeKey | None = N
         try:
             limit = int(str(raw_limit))
         except ValueError:
-            raise _invalid(f"limit must be a whole number between 1 and {MAX_PAGE}, got {raw_limit!r}") from None
+            raise _invalid(
+                f"limit must be a whole number between 1 and {MAX_PAGE}, got {raw_limit!r}"
+            ) from None
         if not 1 <= limit <= MAX_PAGE:
             raise _invalid(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
     cursor = params.get("cursor") or None
@@ -181,7 +184,9 @@ def search(backend: Any, body: Any, key: ScopeKey | None = None) -> dict[str, An
     if len(query) > MAX_QUERY_CHARS:
         raise _invalid(f"query is longer than {MAX_QUERY_CHARS} characters")
     top_k = data.get("top_k")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K):
+    if top_k is not None and (
+        isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K
+    ):
         raise _invalid(f"top_k must be a whole number between 1 and {MAX_TOP_K}")
     user_id = scope_value(data.get("user_id"), "user_id")
     agent_id = scope_value(data.get("agent_id"), "agent_id")
