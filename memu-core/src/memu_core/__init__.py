@@ -8,25 +8,32 @@ is private.
 
 from __future__ import annotations
 
-from typing import Any
-
-import pluggy
+from typing import TYPE_CHECKING, Any
 
 PROJECT_NAME = "memu"
 """pluggy project name; also the entry-point group plugins register under."""
 
-hookspec = pluggy.HookspecMarker(PROJECT_NAME)
-"""Marks a ``memu_*`` hook specification (used by :mod:`memu_core.hookspecs`)."""
+if TYPE_CHECKING:
+    import pluggy
 
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
-"""Marks a plugin's implementation of a ``memu_*`` hook."""
+    hookspec: pluggy.HookspecMarker
+    """Marks a ``memu_*`` hook specification (used by :mod:`memu_core.hookspecs`)."""
+    hookimpl: pluggy.HookimplMarker
+    """Marks a plugin's implementation of a ``memu_*`` hook."""
+    __version__: str
 
 __all__ = ["PROJECT_NAME", "__version__", "hookimpl", "hookspec"]
 
 
 def __getattr__(name: str) -> Any:
-    # The version is read from package metadata only when asked: importlib.metadata costs tens
-    # of milliseconds, and every memu command imports this package.
+    # Resolved on first use: every memu process imports this package, but only plugin loading
+    # needs pluggy's markers and only `--version` needs package metadata (each costs tens of ms).
+    if name in ("hookspec", "hookimpl"):
+        import pluggy
+
+        marker = (pluggy.HookspecMarker if name == "hookspec" else pluggy.HookimplMarker)(PROJECT_NAME)
+        globals()[name] = marker
+        return marker
     if name == "__version__":
         from memu_core._version import version
 

@@ -40,7 +40,10 @@ def fake_entry_point(name: str, target: Any, *, dist: str = "memu-fake-plugin", 
         error = target
 
         def __getattr__(attr: str) -> Any:
-            raise error
+            # Fail only where the entry point looks: tools that scan sys.modules must not trip.
+            if attr == "plugin":
+                raise error
+            raise AttributeError(attr)
 
         module.__getattr__ = __getattr__  # type: ignore[method-assign]
         value = f"{module_name}:plugin"
