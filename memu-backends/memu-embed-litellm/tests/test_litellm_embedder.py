@@ -299,3 +299,20 @@ def test_importing_litellm_contacts_no_network() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "attempts []" in result.stdout
+
+
+def test_base64_is_used_and_decoded_exactly(server: EmbeddingServer) -> None:
+    from memu_core.testing.embedding_server import hashed_vector
+
+    vector = _embedder(server).embed(["base64 round trip"])[0]
+    expected = hashed_vector("base64 round trip", 48)
+    assert all(abs(a - b) < 1e-6 for a, b in zip(vector, expected, strict=True))
+
+
+def test_a_server_without_base64_gets_floats() -> None:
+    with EmbeddingServer(dimension=16, base64=False) as plain:
+        emb = _embedder(plain, model="plain")
+        assert len(emb.embed(["first"])) == 1
+        assert plain.request_count == 2  # the refused base64 request, then floats
+        assert len(emb.embed(["second"])) == 1
+        assert plain.request_count == 3  # remembered: floats straight away

@@ -1,8 +1,9 @@
 """A real OpenAI-compatible embeddings server on 127.0.0.1, for tests and benchmarks.
 
-It answers ``POST /v1/embeddings`` (and ``/embeddings``) in OpenAI's shape with deterministic
-vectors: a hashed bag of words, so texts that share words are near and a paraphrase that
-keeps the key words scores above an unrelated sentence. It can be told to fail in the ways
+It answers ``POST /v1/embeddings`` (and ``/embeddings``) in OpenAI's shape, as floats or, when
+asked with ``"encoding_format": "base64"``, as base64 float32. Vectors are deterministic: a
+hashed bag of words, so texts that share words are near and a paraphrase that keeps the key
+words scores above an unrelated sentence. It can be told to fail in the ways
 real providers fail (401, 429 with ``Retry-After``, 500, a wrong vector count) or to answer
 slowly, and it counts what it received.
 
@@ -23,10 +24,12 @@ which prints the base URL on its first line of stdout and serves until killed.
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import math
 import re
+import struct
 import sys
 import threading
 import time
@@ -115,6 +118,13 @@ def hashed_vector(text: str, dimension: int) -> list[float]:
     return [x / norm for x in vector]
 
 
+def _encode(vector: list[float], as_base64: bool) -> list[float] | str:
+    """A vector as JSON floats, or as OpenAI's base64 of little-endian float32."""
+    if not as_base64:
+        return vector
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+
+
 @dataclass
 class Fault:
     """One scripted answer that replaces the next normal one.
@@ -134,6 +144,7 @@ class Fault:
 class _State:
     dimension: int
     latency: float
+    base64: bool = True
     faults: deque[Fault] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -204,8 +215,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(fault.status, message, headers)
             return
         keep = texts[: max(0, len(texts) - fault.drop)]
+        as_base64 = body.get("encoding_format") == "base64"
+        if as_base64 and not self.server.state.base64:
+            self._send(400, {"error": {"message": "encoding_format base64 is not supported"}})
+            return
         data = [
-            {"object": "embedding", "index": i, "embedding": hashed_vector(str(t), dimension)}
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": _encode(hashed_vector(str(t), dimension), as_base64),
+            }
             for i, t in enumerate(keep)
         ]
         tokens = sum(len(str(t).split()) for t in texts)
@@ -235,11 +254,15 @@ class _Server(ThreadingHTTPServer):
 class EmbeddingServer:
     """An OpenAI-compatible embeddings server on ``127.0.0.1`` in a background thread.
 
-    ``dimension`` is the vector length; ``latency`` seconds are added to every request.
+    ``dimension`` is the vector length; ``latency`` seconds are added to every request;
+    ``base64=False`` makes it refuse ``encoding_format=base64`` with a 400, like some
+    OpenAI-compatible servers do.
     """
 
-    def __init__(self, *, dimension: int = 64, latency: float = 0.0, port: int = 0) -> None:
-        self._state = _State(dimension=dimension, latency=latency)
+    def __init__(
+        self, *, dimension: int = 64, latency: float = 0.0, port: int = 0, base64: bool = True
+    ) -> None:
+        self._state = _State(dimension=dimension, latency=latency, base64=base64)
         self._port = port
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
