@@ -26,6 +26,10 @@ _MAX_LEXEME = 200
 # so the term frequency saturates here (BM25's own saturation makes the difference invisible).
 _MAX_POSITIONS = 255
 
+EXTRA_TOKENS: dict[str, int] = {"s": 1, "r": 0}
+"""Words each row carries outside the searched columns in the SQLite store's FTS5 tables (a
+marker word per segment row); FTS5 counts them in a document's length, so BM25 here does too."""
+
 BM25_K1 = 1.2
 """BM25 term-frequency saturation, FTS5's value."""
 

@@ -9,6 +9,7 @@ reads each candidate's term positions, whose ``A``/``B`` weights tell the column
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -18,7 +19,30 @@ from memu_backend_postgres import _lexical
 from memu_backend_postgres._meta import read_live
 from memu_backend_postgres._rows import tracks_sql, where_sql
 
+BUDGET = 10_000
+"""Matching rows scored before the candidates narrow to the rarest terms (the SQLite store's)."""
+
 _TABLES = {"s": ("memu_segments", "segment_rows", "segment_tokens"), "r": ("memu_resources", "resource_rows", "resource_tokens")}
+
+
+def _narrow(terms: list[str], df: dict[str, int]) -> list[str]:
+    """The terms whose rows are scored: all of them, or the rarest when they match too many rows.
+
+    The SQLite store's rule (``memu_core._stores.sqlite.lexical``): past :data:`BUDGET` matching
+    rows, only rows holding one of the rarest terms are candidates (still scored on every term).
+    Rows with only common words score lowest under BM25 anyway; skipping them keeps a query of
+    common words from scoring most of a large table.
+    """
+    if sum(df.get(t, 0) for t in terms) <= BUDGET:
+        return terms
+    rarest = sorted(terms, key=lambda t: df.get(t, 0))
+    chosen, total = [rarest[0]], df.get(rarest[0], 0)
+    for term in rarest[1:]:
+        if total + df.get(term, 0) > BUDGET:
+            break
+        chosen.append(term)
+        total += df.get(term, 0)
+    return chosen
 
 
 def lexical(
@@ -27,25 +51,43 @@ def lexical(
     """Best-first BM25 hits of ``query`` among segments (``s``) or resources (``r``)."""
     import sqlalchemy as sa
 
+    params: dict[str, Any] = {}
+    filters = where_sql(where, params, "x") + tracks_sql(tracks, params, "x")  # validates first
     terms = _lexical.lexemes(query)
     if not terms or limit <= 0:
         return []
-    table, rows, tokens = _TABLES[kind]
-    params: dict[str, Any] = {
-        "kind": kind,
+    table, rows_col, tokens_col = _TABLES[kind]
+    n_rows, n_tokens = conn.execute(sa.text(f"SELECT {rows_col}, {tokens_col} FROM memu_meta WHERE id = 1")).one()
+    if not n_rows:
+        return []
+    df = {
+        row.term: int(row.df)
+        for row in conn.execute(
+            sa.text("SELECT term, df FROM memu_terms WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))"),
+            {"kind": kind, "terms": terms},
+        )
+    }
+    # FTS5's bm25(): IDF floored at 1e-6; the document length counts every column, including the
+    # SQLite store's one-word marker column (EXTRA_TOKENS), so lengths here add it too.
+    extra = _lexical.EXTRA_TOKENS[kind]
+    idf = [max(math.log((n_rows - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)), 1e-6) for t in terms]
+    avgdl = (n_tokens + extra * n_rows) / n_rows
+    w_primary, w_secondary = _lexical.WEIGHTS[kind]
+    params.update({
         "terms": terms,
-        "tsq": _lexical.tsquery_literal(terms),
+        "idf": idf,
+        "tsq": _lexical.tsquery_literal(_narrow(terms, df)),
         "limit": limit,
         "k1": _lexical.BM25_K1,
         "b": _lexical.BM25_B,
-        "w1": _lexical.WEIGHTS[kind][0],
-        "w2": _lexical.WEIGHTS[kind][1],
-    }
-    filters = where_sql(where, params, "x") + tracks_sql(tracks, params, "x")
+        "avgdl": avgdl,
+        "extra": extra,
+        "w1": w_primary,
+        "w2": w_secondary,
+    })
     sql = f"""
-        WITH m AS (
-            SELECT {rows}::float8 AS n, greatest({tokens}, 1)::float8 / greatest({rows}, 1) AS avgdl
-            FROM memu_meta WHERE id = 1
+        WITH q AS (
+            SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idf AS float8[])) AS q(term, idf)
         ), c AS (
             SELECT x.id, x.ntokens, x.tsv FROM {table} x
             WHERE x.tsv @@ CAST(:tsq AS tsquery){filters}
@@ -54,12 +96,12 @@ def lexical(
                    :w1 * cardinality(array_positions(u.weights, 'A'))
                  + :w2 * cardinality(array_positions(u.weights, 'B')) AS tf
             FROM c CROSS JOIN LATERAL unnest(c.tsv) u
-            WHERE u.lexeme = ANY(:terms)
+            WHERE u.lexeme = ANY(CAST(:terms AS text[]))
         )
         SELECT f.id,
-               sum(greatest(ln((m.n - t.df + 0.5) / (t.df + 0.5)), 1e-6)
-                   * (f.tf * (:k1 + 1)) / (f.tf + :k1 * (1 - :b + :b * f.ntokens / m.avgdl))) AS score
-        FROM f JOIN memu_terms t ON t.kind = :kind AND t.term = f.lexeme CROSS JOIN m
+               sum(q.idf * (f.tf * (:k1 + 1))
+                   / (f.tf + :k1 * (1 - :b + :b * (f.ntokens + :extra) / :avgdl))) AS score
+        FROM f JOIN q ON q.term = f.lexeme
         GROUP BY f.id
         ORDER BY score DESC, f.id
         LIMIT :limit
@@ -80,6 +122,8 @@ def dense(
     import numpy as np
     import sqlalchemy as sa
 
+    params: dict[str, Any] = {}
+    filters = where_sql(where, params, "x") + tracks_sql(tracks, params, "x")  # validates first
     live = read_live(conn)
     if live.fp_id is None or live.fingerprint is None or limit <= 0:
         return []
@@ -93,8 +137,7 @@ def dense(
             f"store's vectors come from {live.fingerprint.describe()}; configure that model or run `memu reindex`"
         )
     table = _TABLES[kind][0]
-    params: dict[str, Any] = {"q": query, "limit": limit}
-    filters = where_sql(where, params, "x") + tracks_sql(tracks, params, "x")
+    params.update(q=query, limit=limit)
     # HNSW returns ef_search candidates before the scope filter runs; a larger pool and (with
     # pgvector >= 0.8) an iterative scan keep a narrow scope from coming back short.
     conn.execute(sa.text(f"SET LOCAL hnsw.ef_search = {max(40, min(2 * limit, 1000))}"))
