@@ -50,7 +50,7 @@ def store_class_for(url: str) -> type[MemoryStore]:
     return stores.require("sqlite")  # type: ignore[no-any-return]
 
 
-def open_store(settings: Settings | None = None) -> MemoryStore:
+def open_store(settings: Any = None) -> MemoryStore:
     """Open the store ``MEMU_DB`` names (default ``~/.memu/memu.sqlite3``)."""
     s = _settings(settings)
     url = str(s.db)
@@ -60,20 +60,39 @@ def open_store(settings: Settings | None = None) -> MemoryStore:
     return cls.open(url)
 
 
-def embedder_factory(settings: Settings | None = None) -> Any:
-    """A zero-argument callable building the configured embedder (or ``None``) on first need."""
-    s = _settings(settings)
+def embedder_factory(settings: Any = None) -> Any:
+    """A zero-argument callable building the configured embedder (or ``None``) on first need.
+
+    ``settings`` may be the light read-path settings: the full model (API keys…) is loaded only
+    when an embedder is actually built.
+    """
 
     def build() -> Embedder | None:
-        from memu_core._engine.embedders import select_embedder
+        from memu_core._engine.embedders import choose, select_embedder
 
-        return select_embedder(s, get_plugins().embedders())
+        registry = get_plugins().embedders()
+        s = settings if settings is not None else _settings(None)
+        if choose(s, registry).embedder is None:
+            return None
+        from memu_core.settings import Settings as FullSettings
+
+        return select_embedder(s if isinstance(s, FullSettings) else _settings(None), registry)
 
     return build
 
 
 def open_backend(settings: Settings | None = None) -> AgenticMemoryBackend:
-    """The backend ``MEMU_MEMORY_MODE`` selects: ``local`` (the engine) or ``cloud`` (a v4 API)."""
+    """The backend ``MEMU_MEMORY_MODE`` selects: ``local`` (the engine) or ``cloud`` (a v4 API).
+
+    With no ``settings`` given, local mode is configured from the light stdlib reading, so a
+    lexical per-turn retrieve never imports pydantic.
+    """
+    if settings is None:
+        from memu_core._config.light import light_settings
+
+        light = light_settings()
+        if light is not None:
+            return get_plugins().backends().require("local").from_settings(light)  # type: ignore[no-any-return]
     s = _settings(settings)
     mode = str(s.memory_mode)
     backends = get_plugins().backends()

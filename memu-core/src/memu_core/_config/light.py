@@ -1,0 +1,50 @@
+"""The few settings a lexical ``retrieve`` needs, read without pydantic.
+
+The per-turn path runs as a fresh process, where importing pydantic-settings alone costs more
+than the whole search. :func:`light_settings` reads the same variables through the stdlib
+resolver with the same defaults; whenever a command needs anything more (an API key, cloud
+mode, a value that does not validate), callers fall back to :func:`memu_core.settings.load_settings`,
+which also produces the proper error. A test keeps both readings equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memu_core._config import resolve
+from memu_core._config.dsn import normalise_db
+
+
+@dataclass(frozen=True, slots=True)
+class LightSettings:
+    """The fields of :class:`~memu_core.settings.Settings` the local read path uses."""
+
+    db: str
+    memory_mode: str
+    embed_provider: str | None
+    llm_provider: str | None
+    embed_model: str | None
+    user_id: str
+    agent_id: str
+
+
+def light_settings() -> LightSettings | None:
+    """The local read-path settings, or ``None`` when the full model must decide (cloud mode or
+    a value the light reading cannot vouch for)."""
+    mode = (resolve.lookup("MEMU_MEMORY_MODE") or "local").strip().lower()
+    if mode != "local":
+        return None
+    return LightSettings(
+        db=normalise_db(resolve.lookup("MEMU_DB") or ""),
+        memory_mode=mode,
+        embed_provider=_optional("MEMU_EMBED_PROVIDER"),
+        llm_provider=_optional("MEMU_LLM_PROVIDER"),
+        embed_model=_optional("MEMU_EMBED_MODEL"),
+        user_id=(resolve.lookup("MEMU_USER_ID") or "default").strip() or "default",
+        agent_id=(resolve.lookup("MEMU_AGENT_ID") or "default").strip() or "default",
+    )
+
+
+def _optional(name: str) -> str | None:
+    value = resolve.lookup(name)
+    return value.strip() or None if value is not None else None
