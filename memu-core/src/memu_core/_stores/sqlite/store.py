@@ -156,8 +156,10 @@ class SqliteStore(MemoryStore):
                 if live is None:
                     texts = conn.execute("SELECT text FROM segments WHERE file_id = ?", (row[0],))
                 else:
+                    # CROSS JOIN pins the join order: the planner otherwise drives from every
+                    # segment vector (owner_kind only) and each file costs a scan of the store.
                     texts = conn.execute(
-                        "SELECT s.text FROM segments s JOIN vectors v ON v.owner_kind = 'segment' "
+                        "SELECT s.text FROM segments s CROSS JOIN vectors v ON v.owner_kind = 'segment' "
                         "AND v.owner_id = s.id AND v.fingerprint = ? WHERE s.file_id = ?",
                         (c.fingerprint_key(live), row[0]),
                     )
