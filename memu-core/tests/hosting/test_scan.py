@@ -10,7 +10,9 @@ from .conftest import ToySource, toy_line, write_session
 
 
 def _cycle(src: ToySource, cursor: dict[str, object], max_jobs: int, skip: frozenset[str] = frozenset()) -> scan.ScanResult:
-    return scan.scan(src, cursor, set(skip), max_jobs)
+    stage = src.root().with_name(src.root().name + "-stage")
+    stage.mkdir(exist_ok=True)
+    return scan.scan(src, cursor, set(skip), max_jobs, stage)
 
 
 def test_every_changed_session_is_mined_eventually(tmp_path: Path) -> None:
@@ -57,7 +59,8 @@ def test_grown_sessions_yield_only_their_new_records(tmp_path: Path) -> None:
     write_session(tmp_path, "s", toy_line("user", "c", ts="2026-01-02T00:00:00Z"))
     second = _cycle(src, first.cursor, max_jobs=5)
     [picked] = second.picked
-    assert [r.text for r in picked.read.records] == [toy_line("user", "c", ts="2026-01-02T00:00:00Z").strip()]
+    staged = (tmp_path.with_name(tmp_path.name + "-stage") / f"{picked.stem}.jsonl").read_text()
+    assert staged == toy_line("user", "c", ts="2026-01-02T00:00:00Z").strip() + "\n"
     assert second.cursor["s.jsonl"]["lines"] == 3
     assert second.cursor["s.jsonl"]["last_timestamp"] == "2026-01-02T00:00:00Z"
     assert path.exists()
@@ -78,3 +81,28 @@ def test_sessions_with_only_a_partial_line_take_no_slot(tmp_path: Path) -> None:
     write_session(tmp_path, "full", toy_line("user", "x"), mtime=1_000)
     result = _cycle(ToySource(tmp_path), {}, max_jobs=1)
     assert [p.key for p in result.picked] == ["full.jsonl"]
+
+
+def test_worker_processes_stage_the_same_slices(tmp_path: Path, monkeypatch: object) -> None:
+    import pytest
+
+    from memu_core.hosting import mine
+
+    if mine._workers() < 2:
+        pytest.skip("needs fork and two CPUs")
+    for i in range(12):
+        write_session(
+            tmp_path, f"s{i:02d}", toy_line("user", f"key sk-{'a1' * 20} {i}"), toy_line("tool", "out"), mtime=1_000 + i
+        )
+    src = ToySource(tmp_path)
+    serial = _cycle(src, {}, max_jobs=12)
+    serial_files = {m.key: (src.root().with_name(src.root().name + "-stage") / f"{m.stem}_full.jsonl").read_text() for m in serial.picked}
+    mp = pytest.MonkeyPatch()
+    mp.setattr(mine, "PARALLEL_MIN_BYTES", 0)
+    try:
+        parallel = _cycle(src, {}, max_jobs=12)
+    finally:
+        mp.undo()
+    parallel_files = {m.key: (src.root().with_name(src.root().name + "-stage") / f"{m.stem}_full.jsonl").read_text() for m in parallel.picked}
+    assert parallel_files == serial_files and parallel.cursor == serial.cursor
+    assert parallel.redacted == serial.redacted == 12

@@ -65,3 +65,15 @@ def test_lines_without_a_payload_object_are_other() -> None:
     source = CodexSource("/nowhere")
     assert source.classify(json.dumps({"payload": "x"})) is O
     assert source.classify("{not json") is O
+
+
+def test_fast_path_agrees_with_the_parser(sessions: Path) -> None:
+    from memu_host_codex.source import quick_codex_kind
+
+    [session] = CodexSource(sessions).discover()
+    decided = 0
+    for line in session.path.read_text().splitlines():
+        quick = quick_codex_kind(line)
+        decided += quick is not None
+        assert quick is None or quick is classify_codex_record(json.loads(line))
+    assert decided >= 5

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,11 +20,11 @@ from typing import Any
 
 from memu_core.errors import UsageError
 from memu_core.hosting import jobs, resources, scan, selfskip, snapshot, sync
-from memu_core.hosting.atomic import read_json, write_json, write_text
+from memu_core.hosting.atomic import read_json, write_json
 from memu_core.hosting.layout import Layout
 from memu_core.hosting.lock import host_lock
-from memu_core.hosting.redact import Redactor
-from memu_core.hosting.source import RecordKind, TranscriptSource
+from memu_core.hosting.mine import Mined
+from memu_core.hosting.source import TranscriptSource
 from memu_core.hosting.spec import HostSpec
 from memu_core.interfaces import AgenticMemoryBackend
 
@@ -106,11 +107,19 @@ def prepare(
         write_json(layout.run_marker, {"started_at": time.time(), "pid": os.getpid()})
         skip = _self_skip(spec, layout, environ, cwd or Path.cwd(), report)
         cursor = read_json(layout.cursor, {})
-        found = scan.scan(source, cursor if isinstance(cursor, dict) else {}, skip, max_jobs)
-        # Mirror first: if the store is unreachable nothing below has moved yet.
-        _, report.kept_edits = sync.sync(layout, backend())
-        layout.cursor_pending.unlink(missing_ok=True)
-        report.redacted = _write_slices(layout, found.picked)
+        stage = layout.base / ".sessions.staging"
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir(parents=True)
+        try:
+            found = scan.scan(source, cursor if isinstance(cursor, dict) else {}, skip, max_jobs, stage)
+            # Mirror before touching this run's files: if the store is unreachable, the previous
+            # run's jobs, slices and staged cursor are all still as they were.
+            _, report.kept_edits = sync.sync(layout, backend())
+            layout.cursor_pending.unlink(missing_ok=True)
+            _place_slices(layout, stage, found.picked)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+        report.redacted = found.redacted
         report.jobs = jobs.write_jobs(layout, len(found.picked), verify_command(spec, layout))
         layout.resource_log.unlink(missing_ok=True)
         write_json(layout.cursor_pending, found.cursor)
@@ -121,19 +130,13 @@ def prepare(
     return report
 
 
-def _write_slices(layout: Layout, picked: list[scan.Picked]) -> int:
-    """Write ``<i>.jsonl`` (conversation) and ``<i>_full.jsonl`` (with tools); return redactions."""
+def _place_slices(layout: Layout, stage: Path, picked: list[Mined]) -> None:
+    """Replace ``sessions/`` with the staged slices, numbered oldest first."""
     jobs.clear(layout.sessions, "*.jsonl")
     layout.sessions.mkdir(parents=True, exist_ok=True)
-    redactor = Redactor()
-    for idx, item in enumerate(picked, 1):
-        kept = [r for r in item.read.records if r.kind is not RecordKind.OTHER]
-        # One pass over the session's text: rules never cross a line, so lines stay aligned.
-        lines = redactor("\n".join(r.text for r in kept)).split("\n") if kept else []
-        conv = [line for line, r in zip(lines, kept, strict=True) if r.kind is RecordKind.MESSAGE]
-        write_text(layout.sessions / f"{idx}.jsonl", "".join(f"{x}\n" for x in conv), fsync=False)
-        write_text(layout.sessions / f"{idx}_full.jsonl", "".join(f"{x}\n" for x in lines), fsync=False)
-    return redactor.count
+    for idx, mined in enumerate(picked, 1):
+        os.replace(stage / f"{mined.stem}.jsonl", layout.sessions / f"{idx}.jsonl")
+        os.replace(stage / f"{mined.stem}_full.jsonl", layout.sessions / f"{idx}_full.jsonl")
 
 
 def commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: str) -> CommitReport:

@@ -13,23 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memu_core.hosting.source import SessionFile, TranscriptRead, TranscriptReadError, TranscriptSource
+from pathlib import Path
 
-
-@dataclass(slots=True)
-class Picked:
-    """A session chosen for this run."""
-
-    key: str
-    session: SessionFile
-    read: TranscriptRead
+from memu_core.hosting.mine import Mined, mine_batch
+from memu_core.hosting.source import SessionFile, TranscriptSource
 
 
 @dataclass(slots=True)
 class ScanResult:
     """What one scan found. ``cursor`` is the full pending cursor (old entries + this run's)."""
 
-    picked: list[Picked] = field(default_factory=list)
+    picked: list[Mined] = field(default_factory=list)
+    """Sessions with new records, oldest first; their slices are staged under their ``stem``."""
     remaining: int = 0
     """Changed sessions left for later runs."""
     corrupt: int = 0
@@ -38,6 +33,8 @@ class ScanResult:
     """Sessions skipped because they could not be read (they are retried next run)."""
     skipped_self: int = 0
     """Sessions skipped because they were bridging runs."""
+    redacted: int = 0
+    """Secret values replaced in the staged slices."""
     cursor: dict[str, Any] = field(default_factory=dict)
 
 
@@ -50,8 +47,10 @@ def _unchanged(entry: Any, session: SessionFile) -> bool:
     return entry.get("offset") == session.size and isinstance(entry.get("lines"), int)
 
 
-def scan(source: TranscriptSource, cursor: dict[str, Any], skip: set[str], max_jobs: int) -> ScanResult:
-    """Pick up to ``max_jobs`` sessions with new records and stage their cursors.
+def scan(
+    source: TranscriptSource, cursor: dict[str, Any], skip: set[str], max_jobs: int, stage: Path
+) -> ScanResult:
+    """Pick up to ``max_jobs`` sessions with new records, stage their slices and cursors.
 
     Half the slots (rounded down) go to the newest changed sessions, the rest to the oldest; a
     changed session that turns out to hold no new record (only a half-written line, say) has its
@@ -67,34 +66,26 @@ def scan(source: TranscriptSource, cursor: dict[str, Any], skip: set[str], max_j
         key = source.key(session.path)
         if not _unchanged(cursor.get(key), session):
             candidates.append((key, session))
-
-    want_newest = max_jobs // 2
-    newest_taken = 0
-    lo, hi = 0, len(candidates) - 1
-    while len(result.picked) < max_jobs and lo <= hi:
-        if newest_taken < want_newest:
-            key, session = candidates[lo]
-            lo += 1
-            from_front = True
-        else:
-            key, session = candidates[hi]
-            hi -= 1
-            from_front = False
-        previous = cursor.get(key)
-        try:
-            read = source.read_incremental(session, previous if isinstance(previous, dict) else None)
-        except TranscriptReadError:
-            result.unreadable += 1
-            continue
-        result.corrupt += read.corrupt
-        entry = dict(read.cursor)
-        last = read.last_timestamp or (previous.get("last_timestamp") if isinstance(previous, dict) else None)
-        entry["last_timestamp"] = last
-        result.cursor[key] = entry
-        if read.changed:
-            result.picked.append(Picked(key, session, read))
-            newest_taken += from_front
-    result.remaining = max(0, hi - lo + 1)
+    newest = max_jobs // 2
+    order = candidates[:newest] + candidates[newest:][::-1]
+    done = 0
+    while len(result.picked) < max_jobs and done < len(order):
+        batch = order[done : done + max_jobs - len(result.picked)]
+        tasks = []
+        for n, (key, session) in enumerate(batch, done):
+            previous = cursor.get(key)
+            tasks.append((key, session, previous if isinstance(previous, dict) else None, f"c{n}"))
+        done += len(batch)
+        for mined in mine_batch(source, stage, tasks):
+            if mined.entry is None:
+                result.unreadable += 1
+                continue
+            result.cursor[mined.key] = mined.entry
+            result.corrupt += mined.corrupt
+            if mined.records:
+                result.picked.append(mined)
+                result.redacted += mined.redacted
+    result.remaining = len(order) - done
     # Emit oldest first so job numbers follow the order things happened in.
-    result.picked.sort(key=lambda p: p.session.mtime_ns)
+    result.picked.sort(key=lambda m: m.session.mtime_ns)
     return result

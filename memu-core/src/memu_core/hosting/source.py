@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "Record",
+    "top_level_value",
     "RecordKind",
     "SessionFile",
     "TranscriptRead",
@@ -168,6 +169,15 @@ class TranscriptSource(ABC):
         ts = obj.get("timestamp") if obj is not None else None
         return ts if isinstance(ts, str) else None
 
+    def quick_kind(self, line: str) -> RecordKind | None:
+        """Classify a raw line without parsing it, when its text makes the answer certain.
+
+        ``None`` (the default) means "parse it". Sources whose logs carry large tool outputs
+        override this so a first run over months of sessions does not decode every byte.
+        Only consulted when :meth:`normalise` is the default (the line is kept as written).
+        """
+        return None
+
     def normalise(self, obj: dict[str, Any]) -> dict[str, Any] | None:
         """Rewrite one parsed record, or return ``None`` to drop it as not part of the session.
 
@@ -213,12 +223,18 @@ class TranscriptSource(ABC):
         loads = json.loads
         classify = self.classify_record
         normalise = self.normalise
+        quick = self.quick_kind if type(self).normalise is TranscriptSource.normalise else None
         records: list[Record] = []
         corrupt = 0
         for raw in text.split("\n"):
             line = raw.strip()
             if not line:
                 continue
+            if quick is not None and line[0] == "{" and line[-1] == "}":
+                kind = quick(line)
+                if kind is not None:
+                    records.append(Record(line, kind, _cheap_timestamp(line)))
+                    continue
             try:
                 obj = loads(line)
             except ValueError:
@@ -245,6 +261,32 @@ class TranscriptSource(ABC):
 def _cursor(offset: int, lines: int, session: SessionFile) -> dict[str, Any]:
     """The cursor after a read: where to resume, how many records so far, the stat seen."""
     return {"offset": offset, "lines": lines, "size": session.size, "mtime_ns": session.mtime_ns}
+
+
+def _cheap_timestamp(line: str) -> str | None:
+    """The last ``"timestamp":"…"`` value in a line, found without parsing (informational)."""
+    at = line.rfind('"timestamp":"')
+    if at < 0:
+        return None
+    start = at + 13
+    end = line.find('"', start)
+    return line[start:end] if 0 < end - start < 64 else None
+
+
+def top_level_value(line: str, key: str) -> str | None:
+    """The string value of a top-level ``key`` in a compact JSON object line, or ``None``.
+
+    Certain only when nothing nested precedes the key (no ``{`` or ``[`` before it but the
+    opening brace); otherwise ``None`` and the caller parses. A quoted ``"key":"`` cannot occur
+    inside a JSON string (its quotes would be escaped), so a match is a real key.
+    """
+    needle = f'"{key}":"'
+    at = line.find(needle)
+    if at < 0 or line.count("{", 0, at) != 1 or line.count("[", 0, at):
+        return None
+    start = at + len(needle)
+    end = line.find('"', start)
+    return line[start:end] if end > 0 else None
 
 
 def _parse(record: str) -> dict[str, Any] | None:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from memu_core.errors import ConfigError
 from memu_core.hosting.composite import CompositeSource
-from memu_core.hosting.source import RecordKind, SessionFile, TranscriptSource
+from memu_core.hosting.source import RecordKind, SessionFile, TranscriptSource, top_level_value
 
 COWORK_ROOTS_ENV = "MEMU_COWORK_ROOTS"
 """Replaces the automatic Claude Desktop data-root discovery when present (even empty)."""
@@ -52,10 +52,37 @@ def classify_claude_record(obj: dict[str, Any]) -> RecordKind:
     return RecordKind.TOOL if has_tool else RecordKind.OTHER
 
 
+def quick_claude_kind(line: str) -> RecordKind | None:
+    """The kind of a compact Claude Code line when its text alone decides it, else ``None``.
+
+    Certain cases: a top-level ``type`` other than user/assistant is ``OTHER``; a user/assistant
+    record whose message content is a list, with a tool block and no text block anywhere in the
+    line, is ``TOOL`` (the bulk of a log by size: tool results). Everything else is parsed.
+    """
+    rtype = top_level_value(line, "type")
+    if rtype is None:
+        return None
+    if rtype not in _CONVERSATION_TYPES:
+        return RecordKind.OTHER
+    if '"type":"text"' in line or ('"type":"tool_result"' not in line and '"type":"tool_use"' not in line):
+        return None
+    msg = line.find('"message":{')
+    if msg < 0 or line.count("{", 0, msg) != 1 or line.count("[", 0, msg):
+        return None  # not certainly the top-level message
+    content = line.find('"content":', msg)
+    if content < 0 or line.count("{", msg + 11, content) or line.count("[", msg + 11, content):
+        return None
+    return RecordKind.TOOL if line.startswith("[", content + 10) else None
+
+
 class ClaudeCodeSource(TranscriptSource):
     """Claude Code's own transcripts under ``~/.claude/projects``."""
 
     name: ClassVar[str] = "claude-code"
+
+    def quick_kind(self, line: str) -> RecordKind | None:
+        """See :func:`quick_claude_kind`."""
+        return quick_claude_kind(line)
 
     def default_root(self) -> Path:
         """``~/.claude/projects``."""

@@ -40,10 +40,26 @@ def _injected(content: Any) -> bool:
     return all(isinstance(t, str) and t.lstrip().startswith(_INJECTED_PREFIXES) for t in texts)
 
 
+def quick_codex_kind(line: str) -> RecordKind | None:
+    """Tool calls and non-message payloads decided from the compact line; messages are parsed."""
+    at = line.find('"payload":{"type":"')
+    if at < 0 or line.count("{", 0, at) != 1 or line.count("[", 0, at):
+        return None
+    start = at + 19
+    ptype = line[start : line.find('"', start)]
+    if ptype in ("function_call", "function_call_output"):
+        return RecordKind.TOOL
+    return None if ptype == "message" else RecordKind.OTHER
+
+
 class CodexSource(TranscriptSource):
     """Codex rollouts under ``~/.codex/sessions``."""
 
     name: ClassVar[str] = "codex"
+
+    def quick_kind(self, line: str) -> RecordKind | None:
+        """See :func:`quick_codex_kind`."""
+        return quick_codex_kind(line)
 
     def default_root(self) -> Path:
         """``~/.codex/sessions``."""

@@ -1,0 +1,96 @@
+"""Reading candidate sessions into redacted transcript slices, in parallel when there is a lot.
+
+A first run can face months of sessions; reading, classifying and redacting them is CPU-bound,
+so big batches are spread over worker processes (``fork`` only: workers inherit the source and
+need no pickling; elsewhere, or for small batches, the work stays in this process). Workers
+write their slices into a staging folder and return only counts and cursor entries.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memu_core.hosting.redact import Redactor
+from memu_core.hosting.source import RecordKind, SessionFile, TranscriptReadError, TranscriptSource
+
+PARALLEL_MIN_BYTES = 24 * 1024 * 1024
+"""Below this much new data a pool costs more than it saves."""
+MAX_WORKERS = 8
+
+
+@dataclass(slots=True)
+class Mined:
+    """What reading one session produced."""
+
+    key: str
+    session: SessionFile
+    stem: str
+    entry: dict[str, Any] | None = None
+    """The session's new cursor entry (``None`` when it could not be read)."""
+    records: int = 0
+    corrupt: int = 0
+    redacted: int = 0
+
+
+Task = tuple[str, SessionFile, "dict[str, Any] | None", str]
+_WORKER: tuple[TranscriptSource, Path] | None = None
+
+
+def mine_one(source: TranscriptSource, stage: Path, task: Task) -> Mined:
+    """Read one session's new records; stage ``<stem>.jsonl`` and ``<stem>_full.jsonl`` if any."""
+    key, session, previous, stem = task
+    out = Mined(key, session, stem)
+    try:
+        read = source.read_incremental(session, previous)
+    except TranscriptReadError:
+        return out
+    last = read.last_timestamp or (previous.get("last_timestamp") if previous else None)
+    out.entry = {**read.cursor, "last_timestamp": last}
+    out.corrupt = read.corrupt
+    out.records = len(read.records)
+    if read.records:
+        kept = [r for r in read.records if r.kind is not RecordKind.OTHER]
+        redactor = Redactor()
+        # One pass over the session's text: rules never cross a line, so lines stay aligned.
+        lines = redactor("\n".join(r.text for r in kept)).split("\n") if kept else []
+        conv = [line for line, r in zip(lines, kept, strict=True) if r.kind is RecordKind.MESSAGE]
+        _write(stage / f"{stem}.jsonl", conv)
+        _write(stage / f"{stem}_full.jsonl", lines)
+        out.redacted = redactor.count
+    return out
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
+        fh.write("".join(f"{line}\n" for line in lines))
+
+
+def _work(task: Task) -> Mined:
+    assert _WORKER is not None
+    return mine_one(_WORKER[0], _WORKER[1], task)
+
+
+def _workers() -> int:
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
+
+
+def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list[Mined]:
+    """``mine_one`` over ``tasks`` (results in task order), in worker processes when worth it."""
+    new_bytes = sum(max(0, s.size - int((p or {}).get("offset") or 0)) for _, s, p, _ in tasks)
+    workers = min(_workers(), len(tasks))
+    if workers < 2 or new_bytes < PARALLEL_MIN_BYTES:
+        return [mine_one(source, stage, t) for t in tasks]
+    global _WORKER
+    _WORKER = (source, stage)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            # Small chunks keep the workers evenly loaded when session sizes differ a lot.
+            return list(pool.imap(_work, tasks, chunksize=max(1, len(tasks) // (workers * 8))))
+    finally:
+        _WORKER = None
