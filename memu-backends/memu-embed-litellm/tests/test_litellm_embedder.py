@@ -270,7 +270,7 @@ def test_plugin_import_is_light() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def test_importing_litellm_contacts_no_network() -> None:
+def test_importing_and_calling_litellm_contacts_no_other_host() -> None:
     # Every outbound connection attempt to a non-loopback address is recorded and refused.
     result = _run(
         """
@@ -291,9 +291,12 @@ def test_importing_litellm_contacts_no_network() -> None:
                 raise socket.gaierror("dns disabled by the test")
             return real_getaddrinfo(host, *a, **k)
         socket.getaddrinfo = guarded_dns
-        from memu_embed_litellm.embedder import _import_litellm
+        from memu_embed_litellm.embedder import _import_litellm, LitellmEmbedder
+        from memu_core.testing.embedding_server import EmbeddingServer
         litellm = _import_litellm()
         assert litellm.model_cost, "the bundled cost map should be loaded"
+        with EmbeddingServer() as server:
+            LitellmEmbedder("openai-compatible", base_url=server.base_url, model="m").embed(["a", "b"])
         print("attempts", attempts)
         """
     )
