@@ -80,23 +80,71 @@ def start_warm(env: dict[str, str]) -> subprocess.Popen[bytes]:
     deadline = time.monotonic() + 600
     while serve_status(env) is None:
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"memu serve did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
+            raise RuntimeError(
+                f"memu serve did not start: {proc.stderr.read().decode() if proc.stderr else ''}"
+            )
         time.sleep(0.5)
     return proc
 
 
-def retrieve_runs(env: dict[str, str], queries: list[str], runs: int) -> h.Stats:
-    """``memu-claude-code retrieve`` as a fresh process per query; wall time and peak RSS."""
-    cmd = binary("memu-claude-code")
-    h.run_process([cmd, "retrieve", "warm up"], env=env, timeout=600)
+# A tiny launcher times the command and reads its peak RSS with wait4. Linux charges a child
+# the high-water RSS of the address space it exec()s from, so spawning straight from this
+# (large) benchmark process would report the benchmark's own memory as the client's.
+LAUNCHER = (
+    "import os, sys, time\n"
+    "t = time.perf_counter()\n"
+    "pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "print(f'{time.perf_counter() - t} {usage.ru_maxrss}', file=sys.stderr)\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """``(wall seconds, peak RSS MiB)`` of one run of ``cmd`` as a fresh process."""
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", LAUNCHER, *cmd], env=env, capture_output=True, text=True, timeout=900
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {out.stderr[-400:]}")
+    seconds, rss_kib = out.stderr.strip().splitlines()[-1].split()
+    return float(seconds), int(rss_kib) / 1024.0
+
+
+def retrieve_runs(
+    env: dict[str, str], queries: list[str], runs: int, cmd: list[str] | None = None
+) -> h.Stats:
+    """``memu-claude-code retrieve QUERY`` (or ``cmd``) as a fresh process per run."""
+    base = cmd or [binary("memu-claude-code"), "retrieve"]
+    timed([*base, "warm up"] if cmd is None else base, env)
     samples, peak = [], 0.0
     for i in range(runs):
-        run = h.run_process([cmd, "retrieve", queries[i % len(queries)]], env=env, timeout=600)
-        if run.returncode != 0:
-            raise RuntimeError(f"retrieve failed: {run.stderr[-400:]}")
-        samples.append(run.seconds)
-        peak = max(peak, run.peak_rss_mb)
+        seconds, rss = timed([*base, queries[i % len(queries)]] if cmd is None else base, env)
+        samples.append(seconds)
+        peak = max(peak, rss)
     return h.Stats(samples, peak_rss_mb=peak)
+
+
+def round_trip(env: dict[str, str], queries: list[str], runs: int) -> h.Stats:
+    """The warm request alone (query embedding + search + JSON), from one already-started client."""
+    code = (
+        "import json, sys, time\n"
+        "from memu_core._serve import client\n"
+        "qs = json.loads(sys.argv[1]); out = []\n"
+        "for q in qs:\n"
+        "    t = time.perf_counter()\n"
+        "    r = client.warm_retrieve(q, autostart=False)\n"
+        "    out.append(time.perf_counter() - t)\n"
+        "    assert r is not None\n"
+        "print(json.dumps(out))\n"
+    )
+    picked = [queries[i % len(queries)] for i in range(runs + 1)]
+    res = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(picked)], env=env, capture_output=True, text=True, timeout=900
+    )
+    if res.returncode != 0:
+        raise RuntimeError(res.stderr[-400:])
+    return h.Stats(json.loads(res.stdout)[1:])
 
 
 def tcp_load(port: int, key: str, queries: list[str], clients: int, duration: float) -> dict[str, Any]:
@@ -110,7 +158,10 @@ def tcp_load(port: int, key: str, queries: list[str], clients: int, duration: fl
 
     def worker(n: int) -> None:
         with httpx.Client(
-            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {key}"}, trust_env=False, timeout=60
+            base_url=f"http://127.0.0.1:{port}",
+            headers={"Authorization": f"Bearer {key}"},
+            trust_env=False,
+            timeout=60,
         ) as c:
             barrier.wait()
             i = n
@@ -166,17 +217,29 @@ def main() -> int:
             warm = retrieve_runs(dense_env, queries, args.runs)
             after = (serve_status(dense_env) or {}).get("requests", 0)
             if after - before < args.runs + 1:
-                raise RuntimeError(f"only {after - before} of {args.runs + 1} retrieves reached the warm server")
-            rows.append(["`memu-claude-code retrieve`, server warm (MiniLM query)", warm.cell(), warm.rss_cell()])
+                raise RuntimeError(
+                    f"only {after - before} of {args.runs + 1} retrieves reached the warm server"
+                )
+            rt = round_trip(dense_env, queries, args.runs)
+            rows.append(
+                ["`memu-claude-code retrieve`, server warm (MiniLM query)", warm.cell(), warm.rss_cell()]
+            )
+            rows.append(["  of which: the socket request (embed + search + JSON)", rt.cell(), "—"])
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(60)
+        bare = retrieve_runs(lexical_env, queries, args.runs, cmd=[sys.executable, "-c", "pass"])
+        rows.append(["baseline: `python -c pass` (interpreter start-up)", bare.cell(), bare.rss_cell()])
         cold = retrieve_runs(lexical_env, queries, args.runs)
         rows.append(["`memu-claude-code retrieve`, no server, lexical", cold.cell(), cold.rss_cell()])
         if not args.skip_cold_dense:
             dense = retrieve_runs(dense_env, queries, 3)
-            rows.append(["`memu-claude-code retrieve`, no server, MiniLM in process", dense.cell(), dense.rss_cell()])
-        print(f"\nStore: {args.files:,} files, ~20 lines each ({db.stat().st_size / 2**20:.0f} MiB SQLite).\n")
+            rows.append(
+                ["`memu-claude-code retrieve`, no server, MiniLM in process", dense.cell(), dense.rss_cell()]
+            )
+        print(
+            f"\nStore: {args.files:,} files, ~20 lines each ({db.stat().st_size / 2**20:.0f} MiB SQLite).\n"
+        )
         print(h.table(["path", "wall median (min-max)", "client peak RSS"], rows))
         if not args.skip_tcp:
             from memu_server.keys import KeyStore

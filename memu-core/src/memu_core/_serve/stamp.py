@@ -8,9 +8,9 @@ upgraded memu can never be answered by a server still holding the old store or e
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
+import zlib
 from pathlib import Path
 
 VERSION_HEADER = "X-Memu-Version"
@@ -61,16 +61,20 @@ def config_path() -> Path:
 
 
 def config_fingerprint(environ: dict[str, str] | None = None) -> str:
-    """A short hash of everything that decides what retrieval answers: the config file's bytes
+    """A short checksum of everything that decides what retrieval answers: the config file's bytes
     and every ``MEMU_*`` variable of the process (except run-time knobs)."""
     env = os.environ if environ is None else environ
-    digest = hashlib.sha256()
     path = config_path()
-    digest.update(str(path).encode())
     try:
-        digest.update(path.read_bytes())
+        content = path.read_bytes()
     except OSError:
-        digest.update(b"<missing>")
-    for key in sorted(k for k in env if k.startswith("MEMU_") and k not in _IGNORED):
-        digest.update(f"\0{key}={env[key]}".encode())
-    return digest.hexdigest()[:24]
+        content = b"<missing>"
+    parts = [str(path).encode(), content]
+    parts += [
+        f"{key}={env[key]}".encode()
+        for key in sorted(k for k in env if k.startswith("MEMU_") and k not in _IGNORED)
+    ]
+    data = b"\0".join(parts)
+    # Change detection, not security: two zlib checksums (64 bits) cost nothing to import,
+    # where hashlib loads OpenSSL (~20 ms on the per-turn path).
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
