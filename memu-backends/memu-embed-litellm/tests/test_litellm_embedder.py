@@ -319,3 +319,11 @@ def test_a_server_without_base64_gets_floats() -> None:
         assert plain.request_count == 2  # the refused base64 request, then floats
         assert len(emb.embed(["second"])) == 1
         assert plain.request_count == 3  # remembered: floats straight away
+
+
+def test_describe_never_shows_the_key(server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret")
+    described = LitellmEmbedder("openai", base_url=server.base_url).describe()
+    assert described["api_key_from"] == "OPENAI_API_KEY"
+    assert "sk-very-secret" not in repr(described)
+    assert described["model"] == "text-embedding-3-small" and described["provider"] == "openai"
