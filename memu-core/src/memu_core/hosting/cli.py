@@ -141,55 +141,16 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
         max_jobs: Annotated[int, typer.Option("--max-jobs", help="Sessions to mine this run.")] = 10,
     ) -> None:
         """Mine new session turns into job files for the agent (cursor staged until commit)."""
-        from memu_core.errors import UsageError
-        from memu_core.hosting import instruction, pipeline
-        from memu_core.hosting.backend import open_backend
+        from memu_core.hosting.commands import run_prepare
 
-        if not session_dir and not spec.session_dir:
-            raise UsageError(f"{spec.binary} has no default session folder; pass --session-dir <folder>")
-        layout = _layout(spec, base_dir)
-        source = spec.make_source(session_dir or None)
-        report = pipeline.prepare(spec, source, layout, open_backend, max_jobs=max_jobs)
-        for w in report.warnings:
-            _warn(f"warning: {w}")
-        for n in report.notes:
-            _say(n)
-        _say(f"prepared {report.sessions} session(s) -> {report.jobs} job(s) in {layout.jobs}")
-        if report.sessions == 0:
-            _say("no new session turns since the last run; nothing to mine")
-        if report.remaining:
-            _say(f"{report.remaining} more session(s) with new turns remain; later runs take them")
-        if report.redacted:
-            _say(f"redacted {report.redacted} secret value(s) from the transcripts")
-        if report.corrupt:
-            _say(f"skipped {report.corrupt} unreadable line(s)")
-        if report.unreadable:
-            _warn(f"warning: {report.unreadable} session file(s) could not be read; they are retried next run")
-        if report.kept_edits:
-            _say(f"kept {report.kept_edits} uncommitted edit(s) in the mirror; the next commit stores them")
-        try:
-            skills = _expand(spec.skills_dir) if spec.skills_dir else None
-            if spec.instruction_path:
-                for change in instruction.refresh(_expand(spec.instruction_path), spec.binary, skills):
-                    _say(f"refreshed the retrieval procedure at {change.path}")
-        except OSError as exc:
-            _warn(f"note: could not refresh the retrieval procedure ({exc})")
+        run_prepare(spec, base_dir, session_dir, max_jobs)
 
     @app.command()
     def commit(base_dir: BaseDir = None) -> None:
         """Store what the agent changed in the mirror and advance the cursor."""
-        from memu_core.hosting import pipeline
-        from memu_core.hosting.backend import open_backend
+        from memu_core.hosting.commands import run_commit
 
-        report = pipeline.commit(_layout(spec, base_dir), open_backend, spec.id)
-        if not report.files and not report.resources and not report.forgotten:
-            _say("nothing to commit")
-        else:
-            _say(f"committed {len(report.files)} recall file(s) and {report.resources} resource(s)")
-            for track, name in report.files:
-                _say(f"  - {track}/{name}")
-            for track, name in report.forgotten:
-                _say(f"  - forgot {track}/{name}")
+        run_commit(spec, base_dir)
 
     @app.command("verify-resources")
     def verify_resources(base_dir: BaseDir = None) -> None:
@@ -236,6 +197,27 @@ def _report_removal(changes: list[Any], path: str) -> None:
         _say(f"{path}: no managed block to remove")
 
 
+def _guarded(call: Any) -> int:
+    """Run ``call`` with the CLI's error contract (one line on stderr, the error's exit code)."""
+    from memu_core.errors import MemuError
+
+    try:
+        call()
+    except MemuError as exc:
+        if os.environ.get("MEMU_DEBUG") == "1":
+            raise
+        _warn(f"error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("MEMU_DEBUG") == "1":
+            raise
+        _warn(f"error: {exc} (set MEMU_DEBUG=1 for a traceback)")
+        return 1
+    return 0
+
+
 def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
     """Run ``spec``'s CLI and return its exit code (handled errors become one line on stderr)."""
     if (sys.argv[1:] if argv is None else argv)[:1] == ["retrieve"]:  # per-turn: warm server first, no click
@@ -243,6 +225,14 @@ def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
 
         if (code := host_retrieve(spec, (sys.argv[1:] if argv is None else argv)[1:])) is not None:
             return code
+    args_now = sys.argv[1:] if argv is None else argv
+    from memu_core.hosting.commands import fast_command
+
+    fast = fast_command(spec, args_now)
+    if fast is not None:
+        # The bridging verbs' plain forms skip typer: its parameter machinery imports pydantic,
+        # which alone costs more than a steady-state prepare.
+        return _guarded(fast)
     import click
 
     from memu_core.errors import MemuError

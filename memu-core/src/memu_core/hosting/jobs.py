@@ -3,10 +3,11 @@ jobs ``N+1..2N``, then one resource job ``2N+1`` (skill jobs fill the log it con
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 from memu_core.hosting import templates
-from memu_core.hosting.atomic import write_text
 from memu_core.hosting.layout import Layout
 
 
@@ -22,32 +23,29 @@ def clear(folder: Path, pattern: str) -> None:
 
 
 def write_jobs(layout: Layout, count: int, verify_command: str) -> int:
-    """Replace ``jobs/*.txt`` with the jobs for ``count`` sessions; return how many were written."""
-    clear(layout.jobs, "*.txt")
-    if count == 0:
-        return 0
-    memory_t = templates.resolve("memory-job")
-    skill_t = templates.resolve("skill-job")
-    resource_t = templates.resolve("resource-job")
-    layout.jobs.mkdir(parents=True, exist_ok=True)
-    for i in range(1, count + 1):
-        write_text(
-            layout.jobs / f"{i}.txt",
-            memory_t.format(input_path=layout.sessions / f"{i}.jsonl", track_dir=layout.track_dir("memory")),
-            fsync=False,
-        )
-        write_text(
-            layout.jobs / f"{count + i}.txt",
-            skill_t.format(
+    """Replace ``jobs/`` with the jobs for ``count`` sessions; return how many were written.
+
+    The files are written into a staging folder that then takes the place of ``jobs/``, so an
+    interrupted prepare never leaves a half-written job for the next run to work.
+    """
+    stage = layout.base / ".jobs.staging"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    if count:
+        memory_t = templates.resolve("memory-job")
+        skill_t = templates.resolve("skill-job")
+        resource_t = templates.resolve("resource-job")
+        texts: dict[int, str] = {}
+        for i in range(1, count + 1):
+            texts[i] = memory_t.format(input_path=layout.sessions / f"{i}.jsonl", track_dir=layout.track_dir("memory"))
+            texts[count + i] = skill_t.format(
                 input_path=layout.sessions / f"{i}_full.jsonl",
                 track_dir=layout.track_dir("skill"),
                 resource_log=layout.resource_log,
-            ),
-            fsync=False,
-        )
-    write_text(
-        layout.jobs / f"{2 * count + 1}.txt",
-        resource_t.format(verify_command=verify_command, resource_file=layout.resources),
-        fsync=False,
-    )
-    return 2 * count + 1
+            )
+        texts[2 * count + 1] = resource_t.format(verify_command=verify_command, resource_file=layout.resources)
+        for n, text in texts.items():
+            (stage / f"{n}.txt").write_text(text, encoding="utf-8")
+    shutil.rmtree(layout.jobs, ignore_errors=True)
+    os.replace(stage, layout.jobs)
+    return 2 * count + 1 if count else 0

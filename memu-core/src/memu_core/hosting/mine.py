@@ -8,7 +8,6 @@ write their slices into a staging folder and return only counts and cursor entri
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +74,8 @@ def _work(task: Task) -> Mined:
 
 
 def _workers() -> int:
+    import multiprocessing
+
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
@@ -83,9 +84,11 @@ def _workers() -> int:
 def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list[Mined]:
     """``mine_one`` over ``tasks`` (results in task order), in worker processes when worth it."""
     new_bytes = sum(max(0, s.size - int((p or {}).get("offset") or 0)) for _, s, p, _ in tasks)
-    workers = min(_workers(), len(tasks))
-    if workers < 2 or new_bytes < PARALLEL_MIN_BYTES:
+    workers = min(_workers(), len(tasks)) if new_bytes >= PARALLEL_MIN_BYTES else 1
+    if workers < 2:
         return [mine_one(source, stage, t) for t in tasks]
+    import multiprocessing
+
     global _WORKER
     _WORKER = (source, stage)
     try:

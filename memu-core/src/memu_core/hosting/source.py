@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 __all__ = [
     "Record",
@@ -56,9 +56,11 @@ class SessionFile:
     size: int
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One parsed record of a session: its text (one JSON line), kind and timestamp."""
+class Record(NamedTuple):
+    """One record of a session: its text (one JSON line), kind and timestamp.
+
+    A named tuple rather than a dataclass: a first run creates hundreds of thousands of them.
+    """
 
     text: str
     kind: RecordKind

@@ -1,0 +1,39 @@
+"""The fast path of the bridging verbs recognises only their plain forms."""
+
+from __future__ import annotations
+
+import pytest
+
+from memu_core.hosting.commands import fast_command
+
+from .conftest import TOY
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["prepare"],
+        ["prepare", "--base-dir", "/b", "--session-dir=/s", "--max-jobs", "3"],
+        ["commit"],
+        ["commit", "--base-dir=/b"],
+    ],
+)
+def test_plain_forms_take_the_fast_path(args: list[str]) -> None:
+    assert callable(fast_command(TOY, args))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["retrieve", "x"],
+        ["prepare", "--help"],
+        ["prepare", "--max-jobs", "many"],
+        ["prepare", "--base-dir"],
+        ["prepare", "--base-dir", "a", "--base-dir", "b"],
+        ["commit", "--session-dir", "/s"],
+        ["doctor"],
+    ],
+)
+def test_anything_else_goes_to_typer(args: list[str]) -> None:
+    assert fast_command(TOY, args) is None
