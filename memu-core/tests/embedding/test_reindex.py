@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# The embedder under test is the real litellm one over HTTP; memu-core installed alone skips.
+pytest.importorskip("memu_embed_litellm")
+
 from memu_core._engine.reindex import ReindexProgress, reindex, run_reindex
 from memu_core._stores.sqlite import SqliteStore
 from memu_core.errors import ConfigError, FingerprintMismatch

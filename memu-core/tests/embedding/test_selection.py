@@ -166,6 +166,8 @@ def test_real_plugins_select_real_embedders(monkeypatch: pytest.MonkeyPatch, tmp
     """Through the installed entry points: unset → local (MiniLM installed), a URL → litellm."""
     from memu_core._plugins.manager import Plugins
 
+    pytest.importorskip("memu_embed_litellm")
+    pytest.importorskip("memu_embed_local")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     registry = Plugins().load().embedders()
     assert {"local", "litellm"} <= set(registry)
