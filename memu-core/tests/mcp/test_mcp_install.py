@@ -23,7 +23,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_json_hosts_round_trip_keeping_other_settings(home: Path, host: str, rel: str) -> None:
     path = home / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    original = {"theme": "dark", "mcpServers": {"other": {"command": "x", "args": []}}, "projects": {"/a": {"k": 1}}}
+    original = {
+        "theme": "dark",
+        "mcpServers": {"other": {"command": "x", "args": []}},
+        "projects": {"/a": {"k": 1}},
+    }
     path.write_text(json.dumps(original, indent=2), encoding="utf-8")
 
     assert install_for_host(host).startswith("added memu to")
@@ -74,7 +78,9 @@ def test_codex_toml_round_trip_keeps_comments_and_tables(home: Path) -> None:
     text = path.read_text()
     data = tomllib.loads(text)
     assert data["mcp_servers"]["memu"] == {"command": memu_command()[0], "args": ["mcp"]}
-    assert data["mcp_servers"]["other"]["args"] == ["--flag"] and data["profiles"]["fast"]["model"] == "gpt-4.1"
+    assert (
+        data["mcp_servers"]["other"]["args"] == ["--flag"] and data["profiles"]["fast"]["model"] == "gpt-4.1"
+    )
     assert text.startswith("# my codex settings\n")
     install_for_host("codex")
     assert path.read_text() == text
@@ -82,7 +88,9 @@ def test_codex_toml_round_trip_keeps_comments_and_tables(home: Path) -> None:
     assert path.read_text() == CODEX
 
 
-def test_codex_home_is_honoured_and_unknown_hosts_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_codex_home_is_honoured_and_unknown_hosts_refused(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CODEX_HOME", str(home / "elsewhere"))
     install_for_host("codex")
     assert "memu" in tomllib.loads((home / "elsewhere" / "config.toml").read_text())["mcp_servers"]
@@ -96,5 +104,8 @@ def test_cli_install_and_remove(home: Path, capsys: pytest.CaptureFixture[str]) 
 
     assert run_app(lambda: build_app(with_plugins=False), ["mcp", "install", "--host", "cursor"]) == 0
     assert "added memu to" in capsys.readouterr().out
-    assert run_app(lambda: build_app(with_plugins=False), ["mcp", "install", "--host", "cursor", "--remove"]) == 0
+    assert (
+        run_app(lambda: build_app(with_plugins=False), ["mcp", "install", "--host", "cursor", "--remove"])
+        == 0
+    )
     assert "removed memu from" in capsys.readouterr().out

@@ -12,7 +12,9 @@ from typing import Any
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}
-    env.update({"HOME": str(home), "MEMU_EMBED_PROVIDER": "none", "MEMU_SERVE_AUTOSTART": "0", "HF_HUB_OFFLINE": "1"})
+    env.update(
+        {"HOME": str(home), "MEMU_EMBED_PROVIDER": "none", "MEMU_SERVE_AUTOSTART": "0", "HF_HUB_OFFLINE": "1"}
+    )
     return env
 
 
@@ -38,7 +40,8 @@ async def _session(home: Path) -> dict[str, Any]:
         seen["tools"] = {t.name: t for t in tools.tools}
         seen["remember"] = _payload(
             await session.call_tool(
-                "remember", {"name": "profile", "content": "- drinks green tea\n- lives in Berlin", "description": "who"}
+                "remember",
+                {"name": "profile", "content": "- drinks green tea\n- lives in Berlin", "description": "who"},
             )
         )
         seen["retrieve"] = _payload(await session.call_tool("retrieve", {"query": "green tea", "top_k": 2}))

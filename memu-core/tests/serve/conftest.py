@@ -17,8 +17,18 @@ import pytest
 from memu_core._serve import client, paths
 
 FILES = [
-    {"name": "profile", "track": "memory", "description": "who", "content": "- drinks green tea\n- lives in Berlin"},
-    {"name": "deploy", "track": "skill", "description": "how to deploy", "content": "1. run tests\n2. tag the release"},
+    {
+        "name": "profile",
+        "track": "memory",
+        "description": "who",
+        "content": "- drinks green tea\n- lives in Berlin",
+    },
+    {
+        "name": "deploy",
+        "track": "skill",
+        "description": "how to deploy",
+        "content": "1. run tests\n2. tag the release",
+    },
 ]
 
 
@@ -61,7 +71,9 @@ def start_server(*extra: str, env: dict[str, str] | None = None) -> subprocess.P
     )
     wait_until(lambda: client.status() is not None or proc.poll() is not None)
     if proc.poll() is not None:
-        raise RuntimeError(f"memu serve exited {proc.returncode}: {proc.stderr.read().decode() if proc.stderr else ''}")
+        raise RuntimeError(
+            f"memu serve exited {proc.returncode}: {proc.stderr.read().decode() if proc.stderr else ''}"
+        )
     return proc
 
 

@@ -63,7 +63,9 @@ def test_two_concurrent_starts_leave_exactly_one_server(home: Path) -> None:
     losers = [p for p in procs if p.pid != running["pid"]]
     assert len(losers) == 1 and losers[0].wait(60) == 0
     # A deliberate foreground start is refused with the busy exit code and a fix.
-    second = subprocess.run([sys.executable, "-m", "memu_core._serve"], capture_output=True, text=True, timeout=120)
+    second = subprocess.run(
+        [sys.executable, "-m", "memu_core._serve"], capture_output=True, text=True, timeout=120
+    )
     assert second.returncode == 3 and "memu serve --stop" in second.stderr
     assert client.stop() == running["pid"]
 
@@ -103,7 +105,9 @@ def test_schema_change_makes_the_server_exit(home: Path) -> None:
     assert b"schema changed" in (proc.stderr.read() if proc.stderr else b"")
 
 
-def test_on_demand_start_answers_in_process_and_leaves_a_server(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_demand_start_answers_in_process_and_leaves_a_server(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert client.warm_retrieve("tea") is None  # autostart off: nothing was launched
     assert not client.server_starting_or_running()
     monkeypatch.setenv("MEMU_SERVE_AUTOSTART", "1")

@@ -37,7 +37,9 @@ def test_host_retrieve_prints_the_same_json_warm_and_in_process(home: Path) -> N
     proc.wait(30)
 
 
-def test_memu_retrieve_prints_the_same_json_warm_and_in_process(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_memu_retrieve_prints_the_same_json_warm_and_in_process(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from memu_core._cli.memory_cmds import run_retrieve
 
     args = ["tea", "--top-k", "3", "--track", "memory", "--user-id", "default"]
@@ -63,7 +65,11 @@ def test_warm_client_imports_nothing_heavy(home: Path) -> None:
         "print(json.dumps([m for m in heavy if m in sys.modules]), file=sys.stderr)\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", "import json\n" + probe], capture_output=True, text=True, timeout=120, env=dict(os.environ)
+        [sys.executable, "-c", "import json\n" + probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
     )
     assert json.loads(out.stderr.strip().splitlines()[-1]) == []
     assert json.loads(out.stdout)["segments"]
@@ -96,8 +102,10 @@ def test_commits_are_visible_to_the_next_warm_retrieve(home: Path) -> None:
     ("args", "expected"),
     [
         (["tea"], {"query": "tea", "where": None, "top_k": None, "tracks": None}),
-        (["tea", "--top-k=2", "--track", "skill", "--track", "memory", "--agent-id", "a"],
-         {"query": "tea", "where": {"agent_id": "a"}, "top_k": 2, "tracks": ["skill", "memory"]}),
+        (
+            ["tea", "--top-k=2", "--track", "skill", "--track", "memory", "--agent-id", "a"],
+            {"query": "tea", "where": {"agent_id": "a"}, "top_k": 2, "tracks": ["skill", "memory"]},
+        ),
         (["--help"], None),
         (["tea", "--top-k"], None),
         (["tea", "--top-k", "x"], None),

@@ -122,9 +122,7 @@ class KeyStore:
     def list(self) -> list[KeyInfo]:
         """Every key, oldest first, revoked ones included."""
         with self._locked() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM api_keys ORDER BY created_at, id"
-            ).fetchall()
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM api_keys ORDER BY created_at, id").fetchall()
         return [KeyInfo(*row) for row in rows]
 
     def revoke(self, key_id: str) -> KeyInfo:

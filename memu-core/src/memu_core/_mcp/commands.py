@@ -2,10 +2,13 @@
 
 # No ``from __future__ import annotations``: typer reads the annotations at definition time.
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
+
+if TYPE_CHECKING:
+    import typer
 
 
-def register(app: Any) -> None:
+def register(app: "typer.Typer") -> None:
     """Add the ``mcp`` group to the ``memu`` typer app."""
     import typer
 

@@ -116,7 +116,11 @@ def _edit_toml(path: Path, remove: bool) -> bool:
         while end > start + 1 and not lines[end - 1].strip():
             end -= 1
     command, *args = memu_command()
-    block = [header, f"command = {_toml_string(command)}", f"args = [{', '.join(_toml_string(a) for a in args)}]"]
+    block = [
+        header,
+        f"command = {_toml_string(command)}",
+        f"args = [{', '.join(_toml_string(a) for a in args)}]",
+    ]
     if remove:
         if start is None:
             return False

@@ -86,14 +86,19 @@ def build_server(backend_provider: Any = None) -> Any:
         from memu_core.hosting.retrieve_output import shape_for_agent
 
         tracks = [track] if track else None
-        return shape_for_agent(call(lambda b: b.progressive_retrieve(query, None, top_k=top_k, tracks=tracks)))
+        return shape_for_agent(
+            call(lambda b: b.progressive_retrieve(query, None, top_k=top_k, tracks=tracks))
+        )
 
     @server.tool(name="remember", description=REMEMBER)
     def remember(name: str, content: str, description: str = "", track: str = "memory") -> dict[str, Any]:
         record = {"name": name, "content": content, "description": description, "track": track or "memory"}
         result = call(lambda b: b.commit_results(recall_files=[record]))
         stored = result.get("recall_files") or []
-        return {"stored": [{"track": f["track"], "name": f["name"]} for f in stored], "stats": result.get("stats")}
+        return {
+            "stored": [{"track": f["track"], "name": f["name"]} for f in stored],
+            "stats": result.get("stats"),
+        }
 
     @server.tool(name="list_files", description=LIST_FILES)
     def list_files(cursor: str | None = None, limit: int = 50, track: str | None = None) -> dict[str, Any]:

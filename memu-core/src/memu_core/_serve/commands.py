@@ -2,10 +2,13 @@
 
 # No ``from __future__ import annotations``: typer reads the annotations at definition time.
 
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
+
+if TYPE_CHECKING:
+    import typer
 
 
-def register(app: Any) -> None:
+def register(app: "typer.Typer") -> None:
     """Add ``serve`` to the ``memu`` typer app (command bodies import what they use)."""
     import typer
 
@@ -29,7 +32,7 @@ def register(app: Any) -> None:
         import json
         import sys
 
-        from memu_core._serve import client
+        from memu_core._serve import client, paths
 
         if stop:
             pid = client.stop()
@@ -47,7 +50,7 @@ def register(app: Any) -> None:
                 print("memu serve is already running")
                 return
             pid = client.spawn()
-            print(f"started memu serve in the background (pid {pid}); log: {client.paths.log_path()}")
+            print(f"started memu serve in the background (pid {pid}); log: {paths.log_path()}")
             return
         from memu_core._serve.server import run
 
