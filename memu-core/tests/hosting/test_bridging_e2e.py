@@ -164,3 +164,27 @@ def test_unclosed_frontmatter_refuses_the_commit(sessions_root: Path, home: Path
     assert code == 2 and str(bad) in err and "never closed" in err
     assert (base / ".session_manifest.toy.json.pending").exists()  # nothing moved
     assert not (base / ".session_manifest.toy.json").exists()
+
+
+def test_doctor_reports_each_check(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "doctor")
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines()}
+    assert rows["mode"].endswith("local") and str(home / ".memu") in rows["store"]
+    assert rows["embedder"].endswith("none (lexical search only)")
+    assert rows["retrieval"].startswith("retrieval ok (0 hit(s)")
+
+
+def test_doctor_failure_is_one_line_with_exit_1(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = home / "not-a-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("MEMU_DB", str(blocker / "memu.sqlite3"))
+    code, _, err = _run(capsys, "doctor")
+    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_bad_flag_value_is_a_usage_error(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "prepare", "--max-jobs", "many")
+    assert code == 2 and "--max-jobs" in err
+    code, _, err = _run(capsys, "prepare", "--max-jobs", "0")
+    assert code == 2 and "--max-jobs 0" in err

@@ -233,7 +233,7 @@ def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
         # The bridging verbs' plain forms skip typer: its parameter machinery imports pydantic,
         # which alone costs more than a steady-state prepare.
         return _guarded(fast)
-    import click
+    import typer
 
     from memu_core.errors import MemuError
 
@@ -244,22 +244,25 @@ def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
                 reconfigure(encoding="utf-8", errors="replace")
             except (OSError, ValueError):
                 pass
-    args = sys.argv[1:] if argv is None else argv
     debug = os.environ.get("MEMU_DEBUG") == "1"
     try:
-        result = build_host_app(spec)(args, prog_name=spec.binary, standalone_mode=False)
+        result = build_host_app(spec)(args_now, prog_name=spec.binary, standalone_mode=False)
     except MemuError as exc:
         if debug:
             raise
         _warn(f"error: {exc}")
         return exc.exit_code
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return int(exc.exit_code)
-    except click.exceptions.Abort:
+    except typer.Abort:
         return 130
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
+    except typer.TyperException as exc:  # usage errors: typer vendors its own click
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            _warn(f"error: {exc}")
+        return int(getattr(exc, "exit_code", 2))
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
