@@ -256,3 +256,10 @@ def test_narrowed_lexical_query_scores_like_the_full_one(
     texts = [store.fetch_segments([h.id])[h.id].text for h in narrowed]
     assert texts[0] == "common word rare"
     store.close()
+
+
+def test_db_command_hooks(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/cmd.db"
+    assert SqliteStore.schema_revision(url) is None
+    assert SqliteStore.upgrade_schema(url) == connection.HEAD_REVISION
+    assert SqliteStore.schema_revision(url) == connection.HEAD_REVISION
