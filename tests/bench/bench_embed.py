@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -68,6 +69,12 @@ def stats(label: str, samples: list[float], unit: str = "s") -> None:
     print(f"{label:<46} median {med:8.3f} {unit}   min-max {spread}   (n={len(samples)})")
 
 
+def child_cpu() -> float:
+    """User + system CPU seconds of every finished child so far (load-independent-ish, unlike wall)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def env_for(server: EmbeddingServer, db: Path | None = None) -> dict[str, str]:
     """The environment of a child that embeds through the test server."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}
@@ -104,9 +111,10 @@ CHILD_EMBED = textwrap.dedent(
 
 def bench_embedder_cold(server: EmbeddingServer, runs: int) -> None:
     texts = [line for f in range(FILES) for line in lines_of(f)]
-    walls, imports, embeds = [], [], []
+    walls, imports, embeds, cpus = [], [], [], []
     for _ in range(runs):
         server.reset_counts()
+        cpu0 = child_cpu()
         start = time.perf_counter()
         out = subprocess.run(
             [sys.executable, "-c", CHILD_EMBED],
@@ -117,6 +125,7 @@ def bench_embedder_cold(server: EmbeddingServer, runs: int) -> None:
             check=True,
         )
         walls.append(time.perf_counter() - start)
+        cpus.append(child_cpu() - cpu0)
         phases = json.loads(out.stdout.strip().splitlines()[-1])
         imports.append(phases["import"])
         embeds.append(phases["embed"])
@@ -124,6 +133,7 @@ def bench_embedder_cold(server: EmbeddingServer, runs: int) -> None:
     requests = server.request_count
     print(f"\n{len(texts)} texts, {requests} requests per run, {latency_ms:.0f} ms added per request")
     stats("embedder, cold process wall", walls)
+    stats("embedder, cold process CPU (user+sys)", cpus)
     stats("  of which litellm import", imports)
     stats("  of which embedding", embeds)
 
@@ -170,7 +180,7 @@ def bench_commit_cold(server: EmbeddingServer, runs: int, existing: int) -> None
             t0 = time.perf_counter()
             fill_store(template, existing, server.dimension)
             print(f"(filled a store with {existing} files in {time.perf_counter() - t0:.1f} s)")
-        walls = []
+        walls, cpus = [], []
         for run in range(runs):
             db = Path(tmp) / f"run{run}.sqlite3"
             if existing:
@@ -187,8 +197,8 @@ def bench_commit_cold(server: EmbeddingServer, runs: int, existing: int) -> None
                 return
             for suffix in ("", "-wal", "-shm"):
                 Path(str(db) + suffix).unlink(missing_ok=True)
-        label = f"memu commit 100 files, cold, store of {existing} files"
-        stats(label, walls)
+        stats(f"memu commit 100 files, cold, store of {existing} files", walls)
+        stats("  CPU (user+sys)", cpus)
 
 
 CHILD_MINILM_LOAD = textwrap.dedent(
@@ -242,9 +252,11 @@ def main() -> int:
     parser.add_argument("--existing", type=int, default=10_000, help="files already in the store (0 to skip)")
     parser.add_argument("--skip-minilm", action="store_true")
     parser.add_argument("--skip-commit", action="store_true")
+    parser.add_argument("--skip-embedder", action="store_true")
     args = parser.parse_args()
     with EmbeddingServer(dimension=args.dimension, latency=args.latency) as server:
-        bench_embedder_cold(server, args.runs)
+        if not args.skip_embedder:
+            bench_embedder_cold(server, args.runs)
         if not args.skip_commit:
             bench_commit_cold(server, args.runs, 0)
             if args.existing:
