@@ -1,0 +1,1 @@
+"""memu's Cola host: mines ``~/.cola/sessions``."""

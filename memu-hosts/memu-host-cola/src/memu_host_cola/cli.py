@@ -1,0 +1,13 @@
+"""The ``memu-cola`` console script."""
+
+from __future__ import annotations
+
+import sys
+
+from memu_core.hosting import run_host
+from memu_host_cola.spec import SPEC
+
+
+def main() -> None:
+    """Run ``memu-cola``."""
+    sys.exit(run_host(SPEC))

@@ -1,0 +1,13 @@
+"""The ``memu-cursor`` console script."""
+
+from __future__ import annotations
+
+import sys
+
+from memu_core.hosting import run_host
+from memu_host_cursor.spec import SPEC
+
+
+def main() -> None:
+    """Run ``memu-cursor``."""
+    sys.exit(run_host(SPEC))

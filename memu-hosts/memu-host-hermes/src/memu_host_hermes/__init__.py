@@ -1,0 +1,1 @@
+"""memu's Hermes host: mines Hermes's ``state.db`` read-only."""

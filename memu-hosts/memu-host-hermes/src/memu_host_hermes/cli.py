@@ -1,0 +1,13 @@
+"""The ``memu-hermes`` console script."""
+
+from __future__ import annotations
+
+import sys
+
+from memu_core.hosting import run_host
+from memu_host_hermes.spec import SPEC
+
+
+def main() -> None:
+    """Run ``memu-hermes``."""
+    sys.exit(run_host(SPEC))

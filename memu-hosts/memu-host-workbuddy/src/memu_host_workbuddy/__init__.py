@@ -1,0 +1,1 @@
+"""memu's WorkBuddy host: mines ``~/.workbuddy/projects``."""

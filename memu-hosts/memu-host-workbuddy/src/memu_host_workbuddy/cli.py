@@ -1,0 +1,13 @@
+"""The ``memu-workbuddy`` console script."""
+
+from __future__ import annotations
+
+import sys
+
+from memu_core.hosting import run_host
+from memu_host_workbuddy.spec import SPEC
+
+
+def main() -> None:
+    """Run ``memu-workbuddy``."""
+    sys.exit(run_host(SPEC))
