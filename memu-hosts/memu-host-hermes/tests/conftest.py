@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,3 +13,78 @@ def home(memu_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An isolated home with the warm server's autostart off (no daemons left behind)."""
     monkeypatch.setenv("MEMU_SERVE_AUTOSTART", "0")
     return memu_home
+
+
+SCHEMA = """
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    user_id TEXT,
+    model TEXT,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    title TEXT
+);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    role TEXT NOT NULL,
+    content TEXT,
+    tool_call_id TEXT,
+    tool_calls TEXT,
+    tool_name TEXT,
+    timestamp REAL NOT NULL,
+    token_count INTEGER,
+    finish_reason TEXT
+);
+CREATE INDEX idx_messages_session ON messages(session_id, timestamp);
+"""
+
+
+class HermesDB:
+    """A Hermes ``state.db`` with the real schema in WAL mode, written like the gateway does."""
+
+    def __init__(self, path: Path) -> None:
+        import sqlite3
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.executescript(SCHEMA)
+
+    def session(self, sid: str, started: float) -> None:
+        self.conn.execute("INSERT INTO sessions(id, source, started_at) VALUES (?, 'cli', ?)", (sid, started))
+
+    def message(self, sid: str, role: str, ts: float, content: str | None = None, **cols: str) -> None:
+        names = ["session_id", "role", "timestamp", "content", *cols]
+        values = [sid, role, ts, content, *cols.values()]
+        self.conn.execute(
+            f"INSERT INTO messages({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", values
+        )
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def fill_example(db: HermesDB) -> None:
+    """The five row types of one session plus an older second session."""
+    db.session("20260801_090000_ab12.cd", 100.0)
+    db.message("20260801_090000_ab12.cd", "user", 110.0, "what port does the wiki run on?")
+    db.message("20260801_090000_ab12.cd", "assistant", 111.0, "Port 8088.")
+    db.session("20260802_100000_ef34.gh", 200.0)
+    sid = "20260802_100000_ef34.gh"
+    db.message(sid, "system", 200.0, "you are hermes")
+    db.message(sid, "user", 201.0, "Clean the build cache with make clean-cache, never rm -rf build/")
+    db.message(sid, "assistant", 202.0, None, tool_calls='[{"name":"shell","arguments":"make clean-cache"}]')
+    db.message(sid, "tool", 203.0, "removed 3 files", tool_call_id="call_1", tool_name="shell")
+    db.message(sid, "assistant", 204.0, "Done — cleaned the cache with make clean-cache.")
+
+
+@pytest.fixture
+def hermes_db(tmp_path: Path) -> Iterator[HermesDB]:
+    """A filled database under a folder whose name holds ``%`` and ``#``."""
+    db = HermesDB(tmp_path / "odd 100%#1" / "state.db")
+    fill_example(db)
+    yield db
+    db.close()
