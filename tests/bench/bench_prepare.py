@@ -27,11 +27,63 @@ import time
 from pathlib import Path
 
 WORDS = (
-    "the build fails when pytest runs the integration suite against sqlite because the fixture "
-    "opens a second connection without WAL and the migration step races with the writer so we "
-    "pin the connection and retry the upgrade after checking the alembic revision in the store "
-    "deploy config docker compose kubernetes helm chart values staging production rollback"
-).split()
+    "the",
+    "build",
+    "fails",
+    "when",
+    "pytest",
+    "runs",
+    "the",
+    "integration",
+    "suite",
+    "against",
+    "sqlite",
+    "because",
+    "the",
+    "fixture",
+    "opens",
+    "a",
+    "second",
+    "connection",
+    "without",
+    "WAL",
+    "and",
+    "the",
+    "migration",
+    "step",
+    "races",
+    "with",
+    "the",
+    "writer",
+    "so",
+    "we",
+    "pin",
+    "the",
+    "connection",
+    "and",
+    "retry",
+    "the",
+    "upgrade",
+    "after",
+    "checking",
+    "the",
+    "alembic",
+    "revision",
+    "in",
+    "the",
+    "store",
+    "deploy",
+    "config",
+    "docker",
+    "compose",
+    "kubernetes",
+    "helm",
+    "chart",
+    "values",
+    "staging",
+    "production",
+    "rollback",
+)
 
 
 def _text(rng: random.Random, n: int) -> str:
@@ -39,18 +91,40 @@ def _text(rng: random.Random, n: int) -> str:
 
 
 def _record(rng: random.Random, i: int, session: str, ts: str) -> dict[str, object]:
-    base = {"parentUuid": f"p{i}", "isSidechain": False, "userType": "external", "cwd": "/home/u/proj",
-            "sessionId": session, "version": "2.1.220", "gitBranch": "main", "uuid": f"u{i}", "timestamp": ts}
+    base = {
+        "parentUuid": f"p{i}",
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/u/proj",
+        "sessionId": session,
+        "version": "2.1.220",
+        "gitBranch": "main",
+        "uuid": f"u{i}",
+        "timestamp": ts,
+    }
     roll = rng.random()
     if roll < 0.15:
-        return {**base, "type": "user", "message": {"role": "user", "content": _text(rng, rng.randint(8, 60))}}
+        return {
+            **base,
+            "type": "user",
+            "message": {"role": "user", "content": _text(rng, rng.randint(8, 60))},
+        }
     if roll < 0.35:
         blocks: list[dict[str, object]] = [{"type": "text", "text": _text(rng, rng.randint(20, 120))}]
         return {**base, "type": "assistant", "message": {"role": "assistant", "content": blocks}}
     if roll < 0.55:
-        blocks = [{"type": "thinking", "thinking": _text(rng, 30), "signature": "x" * 40},
-                  {"type": "tool_use", "id": f"t{i}", "name": "Bash",
-                   "input": {"command": f"pytest -q tests/test_{rng.randint(1, 99)}.py", "description": _text(rng, 6)}}]
+        blocks = [
+            {"type": "thinking", "thinking": _text(rng, 30), "signature": "x" * 40},
+            {
+                "type": "tool_use",
+                "id": f"t{i}",
+                "name": "Bash",
+                "input": {
+                    "command": f"pytest -q tests/test_{rng.randint(1, 99)}.py",
+                    "description": _text(rng, 6),
+                },
+            },
+        ]
         return {**base, "type": "assistant", "message": {"role": "assistant", "content": blocks}}
     if roll < 0.85:
         out = "\n".join(_text(rng, 14) for _ in range(rng.randint(4, 20)))
@@ -70,8 +144,12 @@ def generate(root: Path, sessions: int, records: int, seed: int = 7) -> int:
         slug = root / f"-home-u-proj{s % 25}"
         slug.mkdir(parents=True, exist_ok=True)
         sid = f"{s:08d}-0000-4000-8000-{rng.getrandbits(48):012x}"
-        lines = [json.dumps(_record(rng, i, sid, f"2026-08-{1 + s % 28:02d}T10:{i % 60:02d}:00Z"), separators=(",", ":"))
-                 for i in range(records)]
+        lines = [
+            json.dumps(
+                _record(rng, i, sid, f"2026-08-{1 + s % 28:02d}T10:{i % 60:02d}:00Z"), separators=(",", ":")
+            )
+            for i in range(records)
+        ]
         data = "\n".join(lines) + "\n"
         path = slug / f"{sid}.jsonl"
         path.write_text(data, encoding="utf-8")
@@ -93,8 +171,10 @@ def _run(args: list[str], env: dict[str, str]) -> float:
 def _summary(label: str, times: list[float], budget: float) -> None:
     med = statistics.median(times)
     verdict = "within" if med <= budget else "OVER"
-    print(f"{label}: median {med:.3f} s, min-max {min(times):.3f}-{max(times):.3f} s over {len(times)} runs "
-          f"({verdict} the {budget} s budget)")
+    print(
+        f"{label}: median {med:.3f} s, min-max {min(times):.3f}-{max(times):.3f} s over {len(times)} runs "
+        f"({verdict} the {budget} s budget)"
+    )
 
 
 def main() -> None:
@@ -112,9 +192,16 @@ def main() -> None:
         sessions = work / "projects"
         size = generate(sessions, opts.sessions, opts.records)
         print(f"generated {opts.sessions} sessions x {opts.records} records = {size / 1e6:.0f} MB")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_") and k != "CLAUDE_CODE_SESSION_ID"}
-        env.update(HOME=str(home), MEMU_DB=str(work / "memu.sqlite3"), MEMU_EMBED_PROVIDER="none",
-                   MEMU_COWORK_ROOTS="", HF_HUB_OFFLINE="1")
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith("MEMU_") and k != "CLAUDE_CODE_SESSION_ID"
+        }
+        env.update(
+            HOME=str(home),
+            MEMU_DB=str(work / "memu.sqlite3"),
+            MEMU_EMBED_PROVIDER="none",
+            MEMU_COWORK_ROOTS="",
+            HF_HUB_OFFLINE="1",
+        )
         common = ["--session-dir", str(sessions)]
         # Warm the page cache and create the store once, untimed.
         _run([binary, "prepare", *common, "--base-dir", str(work / "warm"), "--max-jobs", "1"], env)
@@ -122,7 +209,12 @@ def main() -> None:
         first: list[float] = []
         for i in range(opts.runs):
             base = work / f"first{i}"
-            first.append(_run([binary, "prepare", *common, "--base-dir", str(base), "--max-jobs", str(opts.sessions)], env))
+            first.append(
+                _run(
+                    [binary, "prepare", *common, "--base-dir", str(base), "--max-jobs", str(opts.sessions)],
+                    env,
+                )
+            )
         _summary("first run, mining all sessions", first, 1.75)
 
         steady_base = work / "first0"
@@ -134,7 +226,10 @@ def main() -> None:
             grown = files[rng.randrange(len(files))]
             with grown.open("a", encoding="utf-8") as fh:
                 for j in range(5):
-                    fh.write(json.dumps(_record(rng, 10_000 + i * 10 + j, grown.stem, "2026-09-01T00:00:00Z")) + "\n")
+                    fh.write(
+                        json.dumps(_record(rng, 10_000 + i * 10 + j, grown.stem, "2026-09-01T00:00:00Z"))
+                        + "\n"
+                    )
             steady.append(_run([binary, "prepare", *common, "--base-dir", str(steady_base)], env))
             _run([binary, "commit", "--base-dir", str(steady_base)], env)
         _summary("steady state, one session grew", steady, 0.4)

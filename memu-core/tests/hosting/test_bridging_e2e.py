@@ -28,11 +28,15 @@ def _jobs(base: Path) -> list[str]:
     return sorted((base / "jobs").glob("*.txt"), key=lambda p: int(p.stem))  # type: ignore[return-value]
 
 
-def test_prepare_agent_commit_retrieve(sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_prepare_agent_commit_retrieve(
+    sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_session(
         sessions_root,
         "s1",
-        toy_line("user", "I deploy the billing service with make ship, never by hand", "2026-01-01T10:00:00Z"),
+        toy_line(
+            "user", "I deploy the billing service with make ship, never by hand", "2026-01-01T10:00:00Z"
+        ),
         toy_line("tool", "ran make ship; wrote /tmp/x"),
         toy_line("assistant", "Deployed. Token used: ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
         toy_line("meta", "ignored"),
@@ -73,7 +77,9 @@ def test_prepare_agent_commit_retrieve(sessions_root: Path, home: Path, capsys: 
     code, out, _ = _run(capsys, "verify-resources")
     assert out.startswith("1 resource(s) written to")
     resources_md = base / "resources.md"
-    resources_md.write_text(resources_md.read_text().replace("description: ", "description: Release notes of billing"))
+    resources_md.write_text(
+        resources_md.read_text().replace("description: ", "description: Release notes of billing")
+    )
 
     code, out, _ = _run(capsys, "commit")
     assert code == 0
@@ -89,7 +95,9 @@ def test_prepare_agent_commit_retrieve(sessions_root: Path, home: Path, capsys: 
     names = {f["name"] for f in result["files"]}
     assert {"deploy-habits", "ship-billing"} <= names
     seg = result["segments"][0]
-    assert seg["source_file"] in ("memory/deploy-habits", "skill/ship-billing") and "recall_file_id" not in seg
+    assert (
+        seg["source_file"] in ("memory/deploy-habits", "skill/ship-billing") and "recall_file_id" not in seg
+    )
     mirrored = next(f for f in result["files"] if f["name"] == "deploy-habits")
     assert mirrored["path"] == str(memory_dir / "deploy-habits.md") and "content" not in mirrored
     code, out, _ = _run(capsys, "retrieve", "release notes billing")
@@ -122,7 +130,9 @@ def test_empty_query_is_a_one_line_error(home: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and err.startswith("error: the query is empty") and err.count("\n") == 1
 
 
-def test_edits_deletions_and_trailing_newlines(sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_edits_deletions_and_trailing_newlines(
+    sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from memu_core.hosting.backend import open_backend
 
     backend = open_backend()
@@ -153,7 +163,9 @@ def test_edits_deletions_and_trailing_newlines(sessions_root: Path, home: Path, 
     assert names == {"keep me", "edit-me"}
 
 
-def test_unclosed_frontmatter_refuses_the_commit(sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unclosed_frontmatter_refuses_the_commit(
+    sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_session(sessions_root, "s", toy_line("user", "hello"))
     _run(capsys, "prepare")
     base = home / ".memu" / "hosts" / "toy"
@@ -175,7 +187,9 @@ def test_doctor_reports_each_check(home: Path, capsys: pytest.CaptureFixture[str
     assert rows["retrieval"].startswith("retrieval ok (0 hit(s)")
 
 
-def test_doctor_failure_is_one_line_with_exit_1(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_failure_is_one_line_with_exit_1(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocker = home / "not-a-dir"
     blocker.write_text("x")
     monkeypatch.setenv("MEMU_DB", str(blocker / "memu.sqlite3"))

@@ -27,10 +27,14 @@ class MemoryBackend:
         self.files: dict[tuple[str, str], dict[str, Any]] = {}
         self.fail_commit = False
 
-    def list_all_recall_files(self, where: Any = None, *, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
+    def list_all_recall_files(
+        self, where: Any = None, *, cursor: str | None = None, limit: int = 50
+    ) -> dict[str, Any]:
         return {"recall_files": list(self.files.values()), "next_cursor": None}
 
-    def commit_results(self, *, recall_files: Any = None, resource: Any = None, user: Any = None) -> dict[str, Any]:
+    def commit_results(
+        self, *, recall_files: Any = None, resource: Any = None, user: Any = None
+    ) -> dict[str, Any]:
         if self.fail_commit:
             raise ConnectionError("store unreachable")
         for f in recall_files or []:
@@ -47,10 +51,14 @@ def _layout(tmp_path: Path) -> Layout:
 
 
 def _prepare(tmp_path: Path, backend: MemoryBackend, **kw: Any) -> pipeline.PrepareReport:
-    return pipeline.prepare(TOY, ToySource(tmp_path / "s"), _layout(tmp_path), lambda: backend, environ={}, **kw)  # type: ignore[arg-type,return-value]
+    return pipeline.prepare(
+        TOY, ToySource(tmp_path / "s"), _layout(tmp_path), lambda: backend, environ={}, **kw
+    )  # type: ignore[arg-type,return-value]
 
 
-def test_second_run_on_a_locked_tree_exits_3_and_writes_nothing(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_run_on_a_locked_tree_exits_3_and_writes_nothing(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_session(home / ".toy" / "sessions", "s", toy_line("user", "hi"))
     layout = Layout.at(home / ".memu" / "hosts" / "toy", "toy")
     monkeypatch.setenv("MEMU_LOCK_WAIT", "0.2")
@@ -91,7 +99,9 @@ def test_lock_busy_from_another_process(tmp_path: Path) -> None:
             sys.stdin.readline()
         """
     )
-    holder = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(LockBusy, match=f"process {holder.pid}"), host_lock(lock, "toy", wait=0.1):
@@ -117,15 +127,19 @@ def test_two_concurrent_prepares_on_one_host(tmp_path: Path) -> None:
         from memu_core.hosting.layout import Layout
         from memu_core.errors import LockBusy
         try:
-            r = pipeline.prepare(TOY, ToySource(Path({str(root)!r})), Layout.at(Path({str(tmp_path / 'base')!r}), "toy"),
-                                 MemoryBackend, max_jobs=40, environ={{}})
+            layout = Layout.at(Path({str(tmp_path / "base")!r}), "toy")
+            src = ToySource(Path({str(root)!r}))
+            r = pipeline.prepare(TOY, src, layout, MemoryBackend, max_jobs=40, environ={{}})
         except LockBusy:
             sys.exit(3)
         print(r.sessions)
         """
     )
     env = {**os.environ, "MEMU_LOCK_WAIT": "30"}
-    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=120)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0]  # the second waited for the first
     assert [o.strip() for o in outs] == ["40", "40"]
@@ -141,7 +155,9 @@ def test_crash_between_prepare_and_commit_is_recovered(tmp_path: Path) -> None:
     assert _prepare(tmp_path, backend).sessions == 1
     layout = _layout(tmp_path)
     (layout.base / "memory").mkdir(exist_ok=True)
-    (layout.base / "memory" / "fact.md").write_text("---\nname: fact\ndescription: d\n---\nwritten before the crash\n")
+    (layout.base / "memory" / "fact.md").write_text(
+        "---\nname: fact\ndescription: d\n---\nwritten before the crash\n"
+    )
     # ... the run dies here: no commit. The next scheduled run prepares again.
     write_session(tmp_path / "s", "b", toy_line("user", "two"))
     report = _prepare(tmp_path, backend)
@@ -155,7 +171,12 @@ def test_crash_between_prepare_and_commit_is_recovered(tmp_path: Path) -> None:
 
 def test_uncommitted_edit_to_a_stored_file_survives_the_next_prepare(tmp_path: Path) -> None:
     backend = MemoryBackend()
-    backend.files[("memory", "prefs")] = {"name": "prefs", "track": "memory", "description": "d", "content": "old"}
+    backend.files[("memory", "prefs")] = {
+        "name": "prefs",
+        "track": "memory",
+        "description": "d",
+        "content": "old",
+    }
     write_session(tmp_path / "s", "a", toy_line("user", "x"))
     _prepare(tmp_path, backend)
     path = _layout(tmp_path).base / "memory" / "prefs.md"

@@ -69,7 +69,7 @@ def test_contextual_secrets_are_redacted(case: tuple[str, str], before: str) -> 
 @settings(max_examples=100)
 @given(secret=SECRETS, prose=PROSE)
 def test_json_lines_stay_valid_json(secret: str, prose: str) -> None:
-    lines = [json.dumps({"role": "user", "text": f"{prose} key={secret} \"quoted\" \\ back"}) for _ in range(3)]
+    lines = [json.dumps({"role": "user", "text": f'{prose} key={secret} "quoted" \\ back'}) for _ in range(3)]
     out, count = redact("\n".join(lines))
     assert count == 3
     parsed = [json.loads(x) for x in out.split("\n")]

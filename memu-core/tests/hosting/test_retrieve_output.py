@@ -11,15 +11,44 @@ from memu_core.hosting.retrieve_output import render, shape_for_agent
 
 RESULT: dict[str, Any] = {
     "segments": [
-        {"id": "s1", "recall_file_id": "f1", "track": "memory", "text": "No sugar.", "score": 0.4, "embedding": [0.1]},
+        {
+            "id": "s1",
+            "recall_file_id": "f1",
+            "track": "memory",
+            "text": "No sugar.",
+            "score": 0.4,
+            "embedding": [0.1],
+        },
         {"id": "s2", "recall_file_id": "gone", "track": "memory", "text": "orphan", "score": 0.1},
     ],
     "files": [
-        {"id": "f1", "name": "coffee preferences", "track": "memory", "description": "Coffee", "content": "No sugar.",
-         "resource_urls": [], "score": 0.4},
-        {"id": "f2", "name": "odd", "track": "workspace", "description": "x", "content": "inline", "score": 0.2},
+        {
+            "id": "f1",
+            "name": "coffee preferences",
+            "track": "memory",
+            "description": "Coffee",
+            "content": "No sugar.",
+            "resource_urls": [],
+            "score": 0.4,
+        },
+        {
+            "id": "f2",
+            "name": "odd",
+            "track": "workspace",
+            "description": "x",
+            "content": "inline",
+            "score": 0.2,
+        },
     ],
-    "resources": [{"id": "r1", "url": "/home/u/notes.md", "local_path": "/home/u/notes.md", "caption": "notes", "score": 0.3}],
+    "resources": [
+        {
+            "id": "r1",
+            "url": "/home/u/notes.md",
+            "local_path": "/home/u/notes.md",
+            "caption": "notes",
+            "score": 0.3,
+        }
+    ],
     "mode": "lexical",
     "embedder": None,
 }
@@ -27,11 +56,22 @@ RESULT: dict[str, Any] = {
 
 def test_shape_matches_memu() -> None:
     shaped = shape_for_agent(RESULT, lambda f: "/m/coffee-preferences.md" if f["track"] == "memory" else None)
-    assert shaped["segments"][0] == {"id": "s1", "track": "memory", "text": "No sugar.", "score": 0.4,
-                                     "source_file": "memory/coffee preferences"}
+    assert shaped["segments"][0] == {
+        "id": "s1",
+        "track": "memory",
+        "text": "No sugar.",
+        "score": 0.4,
+        "source_file": "memory/coffee preferences",
+    }
     assert shaped["segments"][1]["source_file"] is None
-    assert shaped["files"][0] == {"id": "f1", "name": "coffee preferences", "track": "memory", "description": "Coffee",
-                                  "score": 0.4, "path": "/m/coffee-preferences.md"}
+    assert shaped["files"][0] == {
+        "id": "f1",
+        "name": "coffee preferences",
+        "track": "memory",
+        "description": "Coffee",
+        "score": 0.4,
+        "path": "/m/coffee-preferences.md",
+    }
     assert shaped["files"][1]["content"] == "inline" and "path" not in shaped["files"][1]
     assert shaped["resources"] == [{"id": "r1", "caption": "notes", "score": 0.3, "path": "/home/u/notes.md"}]
     assert shaped["mode"] == "lexical"

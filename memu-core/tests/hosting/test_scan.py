@@ -9,7 +9,9 @@ from memu_core.hosting import scan
 from .conftest import ToySource, toy_line, write_session
 
 
-def _cycle(src: ToySource, cursor: dict[str, object], max_jobs: int, skip: frozenset[str] = frozenset()) -> scan.ScanResult:
+def _cycle(
+    src: ToySource, cursor: dict[str, object], max_jobs: int, skip: frozenset[str] = frozenset()
+) -> scan.ScanResult:
     stage = src.root().with_name(src.root().name + "-stage")
     stage.mkdir(exist_ok=True)
     return scan.scan(src, cursor, set(skip), max_jobs, stage)
@@ -92,17 +94,27 @@ def test_worker_processes_stage_the_same_slices(tmp_path: Path, monkeypatch: obj
         pytest.skip("needs fork and two CPUs")
     for i in range(12):
         write_session(
-            tmp_path, f"s{i:02d}", toy_line("user", f"key sk-{'a1' * 20} {i}"), toy_line("tool", "out"), mtime=1_000 + i
+            tmp_path,
+            f"s{i:02d}",
+            toy_line("user", f"key sk-{'a1' * 20} {i}"),
+            toy_line("tool", "out"),
+            mtime=1_000 + i,
         )
     src = ToySource(tmp_path)
     serial = _cycle(src, {}, max_jobs=12)
-    serial_files = {m.key: (src.root().with_name(src.root().name + "-stage") / f"{m.stem}_full.jsonl").read_text() for m in serial.picked}
+    serial_files = {
+        m.key: (src.root().with_name(src.root().name + "-stage") / f"{m.stem}_full.jsonl").read_text()
+        for m in serial.picked
+    }
     mp = pytest.MonkeyPatch()
     mp.setattr(mine, "PARALLEL_MIN_BYTES", 0)
     try:
         parallel = _cycle(src, {}, max_jobs=12)
     finally:
         mp.undo()
-    parallel_files = {m.key: (src.root().with_name(src.root().name + "-stage") / f"{m.stem}_full.jsonl").read_text() for m in parallel.picked}
+    parallel_files = {
+        m.key: (src.root().with_name(src.root().name + "-stage") / f"{m.stem}_full.jsonl").read_text()
+        for m in parallel.picked
+    }
     assert parallel_files == serial_files and parallel.cursor == serial.cursor
     assert parallel.redacted == serial.redacted == 12

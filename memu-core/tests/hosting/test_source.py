@@ -48,7 +48,9 @@ def test_a_rewritten_shorter_file_is_read_again(tmp_path: Path) -> None:
 def test_corrupt_lines_are_skipped_and_counted(tmp_path: Path) -> None:
     src = ToySource(tmp_path)
     path = tmp_path / "s.jsonl"
-    path.write_bytes(b'not json\n[1, 2]\n"str"\n\xff\xfe garbage\n' + toy_line("user", "ok").encode() + b"\n\n")
+    path.write_bytes(
+        b'not json\n[1, 2]\n"str"\n\xff\xfe garbage\n' + toy_line("user", "ok").encode() + b"\n\n"
+    )
     read = src.read_incremental(_stat(path), None)
     assert read.corrupt == 4
     assert [json.loads(r.text)["text"] for r in read.records] == ["ok"]
@@ -81,7 +83,7 @@ def test_classify_never_raises_on_odd_records() -> None:
             st.binary(max_size=40),
             st.text(max_size=40).map(lambda s: s.encode("utf-8", "surrogatepass")),
             st.sampled_from(["user", "assistant", "tool", "x"]).map(lambda r: toy_line(r, "t").encode()),
-            st.sampled_from(["user", "tool"]).map(lambda r: toy_line(r, "truncated").encode()[: -5]),
+            st.sampled_from(["user", "tool"]).map(lambda r: toy_line(r, "truncated").encode()[:-5]),
         ),
         max_size=25,
     ),

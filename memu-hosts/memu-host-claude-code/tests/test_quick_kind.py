@@ -7,15 +7,30 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from memu_host_claude_code.source import classify_claude_record, quick_claude_kind
 
 BLOCKS = st.one_of(
     st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=20)}),
     st.fixed_dictionaries({"type": st.just("thinking"), "thinking": st.text(max_size=20)}),
-    st.fixed_dictionaries({"type": st.just("tool_use"), "id": st.text(max_size=5), "input": st.dictionaries(st.text(max_size=4), st.text(max_size=8), max_size=2)}),
-    st.fixed_dictionaries({"tool_use_id": st.text(max_size=5), "type": st.just("tool_result"),
-                           "content": st.one_of(st.text(max_size=30), st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=10)}), max_size=2))}),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("tool_use"),
+            "id": st.text(max_size=5),
+            "input": st.dictionaries(st.text(max_size=4), st.text(max_size=8), max_size=2),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "tool_use_id": st.text(max_size=5),
+            "type": st.just("tool_result"),
+            "content": st.one_of(
+                st.text(max_size=30),
+                st.lists(
+                    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=10)}), max_size=2
+                ),
+            ),
+        }
+    ),
     st.fixed_dictionaries({"type": st.just("image")}),
     st.text(max_size=5),
 )
@@ -25,13 +40,24 @@ RECORDS = st.fixed_dictionaries(
         "cwd": st.text(max_size=12),
         "type": st.sampled_from(["user", "assistant", "system", "attachment", "progress", "queue-operation"]),
         "message": st.one_of(
-            st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": st.one_of(st.text(max_size=20), st.lists(BLOCKS, max_size=4))}),
+            st.fixed_dictionaries(
+                {
+                    "role": st.sampled_from(["user", "assistant"]),
+                    "content": st.one_of(st.text(max_size=20), st.lists(BLOCKS, max_size=4)),
+                }
+            ),
             st.text(max_size=5),
         ),
     },
     optional={
         "isMeta": st.booleans(),
-        "data": st.fixed_dictionaries({"message": st.fixed_dictionaries({"type": st.just("user"), "content": st.lists(BLOCKS, max_size=2)})}),
+        "data": st.fixed_dictionaries(
+            {
+                "message": st.fixed_dictionaries(
+                    {"type": st.just("user"), "content": st.lists(BLOCKS, max_size=2)}
+                )
+            }
+        ),
         "toolUseResult": st.dictionaries(st.text(max_size=4), st.text(max_size=8), max_size=2),
         "timestamp": st.just("2026-08-20T10:00:00.000Z"),
     },

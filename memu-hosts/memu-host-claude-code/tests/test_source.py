@@ -7,9 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
-from memu_core.errors import ConfigError
-from memu_core.hosting import RecordKind, SessionFile
 from memu_host_claude_code.source import (
     ClaudeCodeSource,
     ClaudeDesktopSource,
@@ -18,7 +15,10 @@ from memu_host_claude_code.source import (
     cowork_roots,
 )
 
-M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
+from memu_core.errors import ConfigError
+from memu_core.hosting import RecordKind, SessionFile
+
+M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER  # noqa: E741 - table shorthand
 
 MAIN_KINDS = [M, O, M, T, T, O, O, O, O, O, O, O, O, O, M]
 """Expected kind of each line of ``aaaa1111.jsonl`` (see the fixture, one record type per line)."""
@@ -39,7 +39,13 @@ def test_every_record_type_is_classified_by_content_block(projects: Path) -> Non
     ("record", "kind"),
     [
         ({"type": "user", "message": {"role": "user", "content": "fix the bug"}}, M),
-        ({"type": "assistant", "message": {"content": [{"type": "text", "text": "x"}, {"type": "tool_use"}]}}, M),
+        (
+            {
+                "type": "assistant",
+                "message": {"content": [{"type": "text", "text": "x"}, {"type": "tool_use"}]},
+            },
+            M,
+        ),
         ({"type": "assistant", "message": {"content": [{"type": "thinking"}, {"type": "tool_use"}]}}, T),
         ({"type": "user", "message": {"content": [{"type": "tool_result", "content": "ok"}]}}, T),
         ({"type": "user", "isMeta": True, "message": {"content": [{"type": "tool_result"}]}}, T),
@@ -96,7 +102,9 @@ def test_cowork_audit_log_normalises_to_four_records(cowork_root: Path) -> None:
 def test_cowork_keeps_is_meta_so_injected_context_is_not_speech(cowork_root: Path) -> None:
     audit = next(cowork_root.rglob("audit.jsonl"))
     with audit.open("a") as fh:
-        fh.write(json.dumps({"type": "user", "isMeta": True, "message": {"role": "user", "content": "inj"}}) + "\n")
+        fh.write(
+            json.dumps({"type": "user", "isMeta": True, "message": {"role": "user", "content": "inj"}}) + "\n"
+        )
     source = CoworkSource([cowork_root])
     read = source.read_incremental(_session(audit), None)
     assert read.records[-1].kind is O
@@ -104,7 +112,9 @@ def test_cowork_keeps_is_meta_so_injected_context_is_not_speech(cowork_root: Pat
 
 def test_cowork_roots_env_replaces_discovery(tmp_path: Path, cowork_root: Path) -> None:
     assert cowork_roots({"MEMU_COWORK_ROOTS": ""}) == []
-    assert cowork_roots({"MEMU_COWORK_ROOTS": f"{cowork_root}{os.pathsep}{cowork_root}"}) == [cowork_root.resolve()]
+    assert cowork_roots({"MEMU_COWORK_ROOTS": f"{cowork_root}{os.pathsep}{cowork_root}"}) == [
+        cowork_root.resolve()
+    ]
     with pytest.raises(ConfigError, match="MEMU_COWORK_ROOTS entries are not directories"):
         cowork_roots({"MEMU_COWORK_ROOTS": str(tmp_path / "missing")})
 
@@ -112,9 +122,13 @@ def test_cowork_roots_env_replaces_discovery(tmp_path: Path, cowork_root: Path) 
 def test_platform_roots_are_found_per_platform(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "cfg" / "Claude").mkdir(parents=True)
-    assert cowork_roots({"XDG_CONFIG_HOME": str(tmp_path / "cfg")}, "linux") == [(tmp_path / "cfg" / "Claude").resolve()]
+    assert cowork_roots({"XDG_CONFIG_HOME": str(tmp_path / "cfg")}, "linux") == [
+        (tmp_path / "cfg" / "Claude").resolve()
+    ]
     (tmp_path / "Library" / "Application Support" / "Claude-3p").mkdir(parents=True)
-    assert cowork_roots({}, "darwin") == [(tmp_path / "Library" / "Application Support" / "Claude-3p").resolve()]
+    assert cowork_roots({}, "darwin") == [
+        (tmp_path / "Library" / "Application Support" / "Claude-3p").resolve()
+    ]
     assert cowork_roots({}, "sunos5") == []
 
 

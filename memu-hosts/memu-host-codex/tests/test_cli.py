@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from memu_core.hosting import run_host
 from memu_host_codex.plugin import memu_register_hosts
 from memu_host_codex.spec import SPEC
+
+from memu_core.hosting import run_host
 
 
 def test_plugin_registers_the_spec() -> None:

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from memu_core.hosting import RecordKind
 from memu_host_codex.source import CodexSource, classify_codex_record
 
-M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
+from memu_core.hosting import RecordKind
+
+M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER  # noqa: E741 - table shorthand
 FIXTURES = Path(__file__).parent / "fixtures"
 ROLLOUT_KINDS = [O, O, O, M, O, O, T, T, O, M, O, O, M, M, O]
 """Kind of each line of the fixture rollout (session_meta, injected context, prose, event_msg,
@@ -42,7 +42,9 @@ def test_key_and_session_id_follow_the_dated_layout(sessions: Path) -> None:
     assert source.key(session.path) == (
         "2026/08/20/rollout-2026-08-20T10-00-00-0198aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl"
     )
-    assert source.session_id(session.path) == "rollout-2026-08-20T10-00-00-0198aaaa-bbbb-7ccc-8ddd-eeeeffff0000"
+    assert (
+        source.session_id(session.path) == "rollout-2026-08-20T10-00-00-0198aaaa-bbbb-7ccc-8ddd-eeeeffff0000"
+    )
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
+import contextlib
 
 
 def write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsync: bool = True) -> None:
@@ -26,10 +27,8 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsync: bool
             os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 

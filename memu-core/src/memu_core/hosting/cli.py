@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from memu_core.hosting.spec import GUIDES, HostSpec
+import contextlib
 
 if TYPE_CHECKING:
     import typer
@@ -76,7 +77,9 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
     ]
 
     @app.command()
-    def retrieve(query: Annotated[str, typer.Argument(help="What to recall (the user's request or keywords).")]) -> None:
+    def retrieve(
+        query: Annotated[str, typer.Argument(help="What to recall (the user's request or keywords).")],
+    ) -> None:
         """Recall memory, skills and resources for QUERY as JSON (no LLM; writes nothing)."""
         from memu_core.errors import UsageError
         from memu_core.hosting.backend import open_backend
@@ -95,7 +98,9 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
         ] = spec.skills_dir,
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the diff, write nothing.")] = False,
         print_only: Annotated[bool, typer.Option("--print", help="Print what would be installed.")] = False,
-        remove: Annotated[bool, typer.Option("--remove", help="Remove the block and the skill instead.")] = False,
+        remove: Annotated[
+            bool, typer.Option("--remove", help="Remove the block and the skill instead.")
+        ] = False,
     ) -> None:
         """Install (or with --remove, remove) the retrieve-before-answering instruction."""
         from memu_core.hosting import instruction
@@ -108,7 +113,11 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
             if skills is not None:
                 _say(f"# {skills / instruction.SKILL_NAME / 'SKILL.md'}\n")
                 _say(instruction.skill_text(spec.binary))
-            _say(instruction.block(spec.binary, instruction.instruction_text(spec.binary, skill=skills is not None)))
+            _say(
+                instruction.block(
+                    spec.binary, instruction.instruction_text(spec.binary, skill=skills is not None)
+                )
+            )
             return
         for change in instruction.install(_expand(path), spec.binary, skills, dry_run=dry_run):
             if not change.diff:
@@ -136,7 +145,8 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
     def prepare(
         base_dir: BaseDir = None,
         session_dir: Annotated[
-            str, typer.Option("--session-dir", help=f"Session logs (default {spec.session_dir or 'required'}).")
+            str,
+            typer.Option("--session-dir", help=f"Session logs (default {spec.session_dir or 'required'})."),
         ] = "",
         max_jobs: Annotated[int, typer.Option("--max-jobs", help="Sessions to mine this run.")] = 10,
     ) -> None:
@@ -240,10 +250,8 @@ def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 reconfigure(encoding="utf-8", errors="replace")
-            except (OSError, ValueError):
-                pass
     debug = os.environ.get("MEMU_DEBUG") == "1"
     try:
         result = build_host_app(spec)(args_now, prog_name=spec.binary, standalone_mode=False)

@@ -107,4 +107,6 @@ def fast_command(spec: HostSpec, args: Sequence[str]) -> Callable[[], None] | No
     raw_jobs = values.get("max_jobs", "10")
     if not raw_jobs.strip().isdigit():
         return None  # typer explains the bad value
-    return lambda: run_prepare(spec, values.get("base_dir") or None, values.get("session_dir", ""), int(raw_jobs))
+    return lambda: run_prepare(
+        spec, values.get("base_dir") or None, values.get("session_dir", ""), int(raw_jobs)
+    )

@@ -51,7 +51,9 @@ def run(binary: str, open_backend: Callable[[], AgenticMemoryBackend], out: Text
         result = backend.progressive_retrieve(SMOKE_QUERY)
     except ConfigError as exc:
         err.write(f"error: {exc}\n")
-        err.write(f"fix: run `{binary} config show`, then `{binary} config --local --db <path>` or `--cloud`\n")
+        err.write(
+            f"fix: run `{binary} config show`, then `{binary} config --local --db <path>` or `--cloud`\n"
+        )
         return 1
     except MemuError as exc:
         err.write(f"error: the backend failed the smoke-test retrieval: {exc}\n")
@@ -64,7 +66,9 @@ def run(binary: str, open_backend: Callable[[], AgenticMemoryBackend], out: Text
     out.write(_row("embedder", _describe_embedder(embedder)) + "\n")
     out.write(_row("search", str(result.get("mode") or "unknown")) + "\n")
     hits = sum(len(result.get(k) or []) for k in ("segments", "files", "resources"))
-    out.write(_row("retrieval", f"ok ({hits} hit(s) for a smoke-test query; 0 is fine on a new store)") + "\n")
+    out.write(
+        _row("retrieval", f"ok ({hits} hit(s) for a smoke-test query; 0 is fine on a new store)") + "\n"
+    )
     return 0
 
 

@@ -42,7 +42,9 @@ def render(spec: HostSpec, text: str) -> str:
     values = tokens(spec)
     unknown = sorted({m.group(1) for m in _TOKEN.finditer(text)} - values.keys())
     if unknown:
-        raise UsageError(f"unknown guide token(s) {', '.join(unknown)} in {spec.package}; use one of {', '.join(values)}")
+        raise UsageError(
+            f"unknown guide token(s) {', '.join(unknown)} in {spec.package}; use one of {', '.join(values)}"
+        )
     return _TOKEN.sub(lambda m: values[m.group(1)], text)
 
 

@@ -120,9 +120,7 @@ def write_file(path: Path, new: str, *, dry_run: bool, backup: bool) -> Change:
     return Change(path, diff, True)
 
 
-def install(
-    path: Path, binary: str, skills_dir: Path | None, *, dry_run: bool = False
-) -> list[Change]:
+def install(path: Path, binary: str, skills_dir: Path | None, *, dry_run: bool = False) -> list[Change]:
     """Install or update the skill (first) and the block (second), so no pointer names a missing skill."""
     changes: list[Change] = []
     if skills_dir is not None:
@@ -153,7 +151,9 @@ def refresh(path: Path, binary: str, skills_dir: Path | None) -> list[Change]:
     """Bring an installed block and skill up to date; never installs where nothing is installed."""
     changes: list[Change] = []
     if skills_dir is not None and (skills_dir / SKILL_NAME / "SKILL.md").is_file():
-        changes.append(write_file(skills_dir / SKILL_NAME / "SKILL.md", skill_text(binary), dry_run=False, backup=False))
+        changes.append(
+            write_file(skills_dir / SKILL_NAME / "SKILL.md", skill_text(binary), dry_run=False, backup=False)
+        )
     current = _read(path)
     if _block_re(binary).search(current):
         text = instruction_text(binary, skill=skills_dir is not None)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from memu_core.hosting import templates
 from memu_core.hosting.layout import Layout
+import contextlib
 
 
 def clear(folder: Path, pattern: str) -> None:
@@ -16,10 +17,8 @@ def clear(folder: Path, pattern: str) -> None:
     if not folder.is_dir():
         return
     for path in folder.glob(pattern):
-        try:
+        with contextlib.suppress(FileNotFoundError):
             path.unlink()
-        except FileNotFoundError:
-            pass
 
 
 def write_jobs(layout: Layout, count: int, verify_command: str) -> int:
@@ -37,13 +36,17 @@ def write_jobs(layout: Layout, count: int, verify_command: str) -> int:
         resource_t = templates.resolve("resource-job")
         texts: dict[int, str] = {}
         for i in range(1, count + 1):
-            texts[i] = memory_t.format(input_path=layout.sessions / f"{i}.jsonl", track_dir=layout.track_dir("memory"))
+            texts[i] = memory_t.format(
+                input_path=layout.sessions / f"{i}.jsonl", track_dir=layout.track_dir("memory")
+            )
             texts[count + i] = skill_t.format(
                 input_path=layout.sessions / f"{i}_full.jsonl",
                 track_dir=layout.track_dir("skill"),
                 resource_log=layout.resource_log,
             )
-        texts[2 * count + 1] = resource_t.format(verify_command=verify_command, resource_file=layout.resources)
+        texts[2 * count + 1] = resource_t.format(
+            verify_command=verify_command, resource_file=layout.resources
+        )
         for n, text in texts.items():
             (stage / f"{n}.txt").write_text(text, encoding="utf-8")
     shutil.rmtree(layout.jobs, ignore_errors=True)

@@ -7,6 +7,7 @@ OS drops it when the process dies, so a crashed run never leaves the tree locked
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ def _wait_seconds() -> float:
 
 
 def _try_lock(fd: int) -> bool:
-    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
 
         try:

@@ -27,7 +27,8 @@ class RecallDoc:
 
     def render(self) -> str:
         """The file text: frontmatter then content (no trailing newline added)."""
-        return f"---\nname: {_one_line(self.name)}\ndescription: {_one_line(self.description)}\n---\n{self.content}"
+        head = f"---\nname: {_one_line(self.name)}\ndescription: {_one_line(self.description)}\n---\n"
+        return head + self.content
 
     def digest(self) -> str:
         """A hash of what the store would hold: trailing blank space does not count as a change."""
@@ -39,7 +40,12 @@ class RecallDoc:
 
     def as_commit(self) -> dict[str, str]:
         """The ``recall_files`` item ``commit_results`` takes."""
-        return {"name": self.name, "track": self.track, "description": self.description, "content": self.content}
+        return {
+            "name": self.name,
+            "track": self.track,
+            "description": self.description,
+            "content": self.content,
+        }
 
 
 def _one_line(text: str) -> str:
@@ -80,7 +86,9 @@ def read_doc(path: Path, track: str) -> RecallDoc:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8 and commit again") from exc
+        raise UsageError(
+            f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8 and commit again"
+        ) from exc
     return parse(text, track, path)
 
 

@@ -35,7 +35,19 @@ def _always(_value: str) -> bool:
 
 
 _PLACEHOLDERS = frozenset(
-    {"changeme", "password", "secret", "token", "none", "null", "true", "false", "xxxxxx", "example", "redacted"}
+    {
+        "changeme",
+        "password",
+        "secret",
+        "token",
+        "none",
+        "null",
+        "true",
+        "false",
+        "xxxxxx",
+        "example",
+        "redacted",
+    }
 )
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -76,19 +88,36 @@ def _rule(kind: str, pattern: str, group: int = 0, check: Callable[[str], bool] 
 # Token rules, tried where a long word run starts with one of their prefixes.
 _TOKENS: tuple[tuple[tuple[bytes, ...], _Rule], ...] = (
     ((b"sk-ant-",), _rule("anthropic", _NOT_B64 + r"sk-ant-[A-Za-z0-9]{2,10}-[A-Za-z0-9_-]{32,}" + _END)),
-    ((b"sk-",), _rule("openai", _NOT_B64 + r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{32,}" + _END, 0, _mixed)),
-    ((b"AKIA", b"ASIA", b"ABIA", b"ACCA"),
-     _rule("aws-key-id", r"(?<![A-Za-z0-9+/])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9+/=])")),
-    ((b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
-     _rule("github", _NOT_B64 + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})" + _END)),
+    (
+        (b"sk-",),
+        _rule(
+            "openai",
+            _NOT_B64 + r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{32,}" + _END,
+            0,
+            _mixed,
+        ),
+    ),
+    (
+        (b"AKIA", b"ASIA", b"ABIA", b"ACCA"),
+        _rule("aws-key-id", r"(?<![A-Za-z0-9+/])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9+/=])"),
+    ),
+    (
+        (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
+        _rule("github", _NOT_B64 + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})" + _END),
+    ),
     ((b"glpat-",), _rule("gitlab", _NOT_B64 + r"glpat-[A-Za-z0-9_-]{20,}" + _END)),
     ((b"xox",), _rule("slack", _NOT_B64 + r"xox[abposre]-[A-Za-z0-9-]{10,}" + _END, 0, _mixed)),
     ((b"AIza",), _rule("google", r"(?<![A-Za-z0-9+/_-])AIza[0-9A-Za-z_-]{35}" + _END)),
-    ((b"sk_live_", b"rk_live_", b"sk_test_", b"rk_test_"),
-     _rule("stripe", _NOT_B64 + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}" + _END)),
+    (
+        (b"sk_live_", b"rk_live_", b"sk_test_", b"rk_test_"),
+        _rule("stripe", _NOT_B64 + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}" + _END),
+    ),
     ((b"hf_",), _rule("huggingface", _NOT_B64 + r"hf_[A-Za-z0-9]{34,}" + _END, 0, _mixed)),
     ((b"npm_",), _rule("npm", _NOT_B64 + r"npm_[A-Za-z0-9]{36,}" + _END, 0, _mixed)),
-    ((b"eyJ",), _rule("jwt", _NOT_B64 + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _END)),
+    (
+        (b"eyJ",),
+        _rule("jwt", _NOT_B64 + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}" + _END),
+    ),
 )
 _SLACK_HOOK = _rule("slack-webhook", r"hooks\.slack\.com/services/[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]+")
 _BEARER = _rule("bearer", r"(?i)(\bbearer[ \t]+)([A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])", 2, _mixed)
@@ -107,7 +136,9 @@ _URL = _rule(
 _KEYWORDS = r"(?:secret|token|passw(?:or)?d|pwd|api_?key|access_?key|private_?key|auth_?key|credentials?)"
 _ASSIGN = _rule(
     "secret",
-    r"(?i)(?<![A-Za-z0-9_])((?:export[ \t]+)?[A-Za-z0-9_]*" + _KEYWORDS + r"[A-Za-z0-9_]*[ \t]*=[ \t]*(?:\\?[\"'])?)"
+    r"(?i)(?<![A-Za-z0-9_])((?:export[ \t]+)?[A-Za-z0-9_]*"
+    + _KEYWORDS
+    + r"[A-Za-z0-9_]*[ \t]*=[ \t]*(?:\\?[\"'])?)"
     r"([^\s\"'\\,;()\[\]{}]{1,512})(?=\\|[ \t\n\"',;)]|$)",
     2,
     _assigned_secret,
@@ -118,7 +149,15 @@ _KEY_BEFORE_EQ = re.compile((r"(?i)" + _KEYWORDS + r"[A-Za-z0-9_]*[ \t]*$").enco
 # blanks become ``q``/`` ``, everything else ``.``. Long runs of ``a`` are where tokens live.
 _WORD = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 _CLASS = bytes(
-    ord("a") if c in _WORD else ord("=") if c == ord("=") else ord("q") if c in b"\"'\\" else ord(" ") if c in b" \t" else ord(".")
+    ord("a")
+    if c in _WORD
+    else ord("=")
+    if c == ord("=")
+    else ord("q")
+    if c in b"\"'\\"
+    else ord(" ")
+    if c in b" \t"
+    else ord(".")
     for c in range(256)
 )
 _RUN = b"a" * 16

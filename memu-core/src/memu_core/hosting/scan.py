@@ -11,9 +11,8 @@ changed session is mined within a bounded number of runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from memu_core.hosting.mine import Mined, mine_batch
 from memu_core.hosting.source import SessionFile, TranscriptSource

@@ -78,5 +78,3 @@ def diff(base: Path, baseline: dict[str, Entry]) -> Diff:
 def of(docs: dict[str, RecallDoc]) -> dict[str, Entry]:
     """A baseline describing ``docs``."""
     return {rel: Entry(doc.digest(), doc.track, doc.name) for rel, doc in docs.items()}
-
-

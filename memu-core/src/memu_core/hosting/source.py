@@ -18,12 +18,12 @@ from typing import Any, ClassVar, NamedTuple
 
 __all__ = [
     "Record",
-    "top_level_value",
     "RecordKind",
     "SessionFile",
     "TranscriptRead",
     "TranscriptReadError",
     "TranscriptSource",
+    "top_level_value",
 ]
 
 

@@ -29,7 +29,9 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {
 
 def embedded(name: str) -> str:
     """The text shipped in this package."""
-    return resources.files("memu_core.hosting").joinpath("templates", f"{name}.txt").read_text(encoding="utf-8")
+    return (
+        resources.files("memu_core.hosting").joinpath("templates", f"{name}.txt").read_text(encoding="utf-8")
+    )
 
 
 def valid(name: str, text: str) -> bool:
@@ -56,7 +58,7 @@ def _fetch(base_url: str, name: str) -> str | None:
         with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as resp:
             if resp.status != 200:
                 return None
-            data = resp.read(MAX_BYTES + 1)
+            data: bytes = resp.read(MAX_BYTES + 1)
     except (OSError, ValueError):
         return None
     if len(data) > MAX_BYTES:

@@ -25,7 +25,9 @@ def add_cowork_commands(app: Any, spec: HostSpec) -> None:
 
     @cowork.command()
     def verify(
-        root: Annotated[list[Path] | None, typer.Option("--root", help="A Claude Desktop data root (repeatable).")] = None,
+        root: Annotated[
+            list[Path] | None, typer.Option("--root", help="A Claude Desktop data root (repeatable).")
+        ] = None,
     ) -> None:
         """Show how many Cowork sessions and messages memu can read, per data root."""
         from memu_host_claude_code.source import CoworkSource
@@ -40,7 +42,9 @@ def add_cowork_commands(app: Any, spec: HostSpec) -> None:
         out.write(_row("platform", sys.platform) + "\n")
         out.write(_row("roots", len(source.roots)) + "\n")
         for r in source.roots:
-            count = sum(1 for s in sessions if source.owns(s.path) and source.scan_region(s.path) == f"cowork:{r}")
+            count = sum(
+                1 for s in sessions if source.owns(s.path) and source.scan_region(s.path) == f"cowork:{r}"
+            )
             out.write(_row(f"root {r}", f"{count} session(s)") + "\n")
         readable = unreadable = records = messages = 0
         for s in sessions:

@@ -56,23 +56,28 @@ def quick_claude_kind(line: str) -> RecordKind | None:
     """The kind of a compact Claude Code line when its text alone decides it, else ``None``.
 
     Certain cases: a top-level ``type`` other than user/assistant is ``OTHER``; a user/assistant
-    record whose message content is a list, with a tool block and no text block anywhere in the
-    line, is ``TOOL`` (the bulk of a log by size: tool results). Everything else is parsed.
+    record whose message content is a list starting with a tool block, with no text block
+    anywhere in the line, is ``TOOL`` (the bulk of a log by size: tool results). Everything else
+    is parsed.
     """
     rtype = top_level_value(line, "type")
     if rtype is None:
         return None
     if rtype not in _CONVERSATION_TYPES:
         return RecordKind.OTHER
-    if '"type":"text"' in line or ('"type":"tool_result"' not in line and '"type":"tool_use"' not in line):
-        return None
     msg = line.find('"message":{')
     if msg < 0 or line.count("{", 0, msg) != 1 or line.count("[", 0, msg):
         return None  # not certainly the top-level message
-    content = line.find('"content":', msg)
+    content = line.find('"content":[', msg)
     if content < 0 or line.count("{", msg + 11, content) or line.count("[", msg + 11, content):
         return None
-    return RecordKind.TOOL if line.startswith("[", content + 10) else None
+    # The first block's own keys are short; its type shows within the first few dozen characters.
+    head = line[content + 11 : content + 96]
+    if '"type":"tool_result"' not in head and '"type":"tool_use"' not in head:
+        return None
+    if '"type":"text"' in line:
+        return None  # a text block may sit beside the tool block: parse to be sure
+    return RecordKind.TOOL
 
 
 class ClaudeCodeSource(TranscriptSource):
@@ -232,7 +237,9 @@ def _platform_candidates(environ: Any = None, platform: str | None = None) -> li
         appdata = Path(env.get("APPDATA") or home / "AppData" / "Roaming")
         local = Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local")
         found = [appdata / "Claude", local / "Claude-3p"]
-        found += [p / "LocalCache" / "Roaming" / "Claude" for p in sorted((local / "Packages").glob("Claude_*"))]
+        found += [
+            p / "LocalCache" / "Roaming" / "Claude" for p in sorted((local / "Packages").glob("Claude_*"))
+        ]
         return found
     if plat == "darwin":
         support = home / "Library" / "Application Support"
