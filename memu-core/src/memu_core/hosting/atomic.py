@@ -5,12 +5,12 @@ A reader (or a crash) sees the old file or the new one, never half of either.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
-import contextlib
 
 
 def write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsync: bool = True) -> None:

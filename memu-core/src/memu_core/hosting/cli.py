@@ -10,13 +10,13 @@ so ``retrieve`` never pays for the rest.
 # No ``from __future__ import annotations``: typer reads the (locally imported) annotations
 # at definition time.
 
+import contextlib
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from memu_core.hosting.spec import GUIDES, HostSpec
-import contextlib
 
 if TYPE_CHECKING:
     import typer

@@ -3,13 +3,13 @@ jobs ``N+1..2N``, then one resource job ``2N+1`` (skill jobs fill the log it con
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
 
 from memu_core.hosting import templates
 from memu_core.hosting.layout import Layout
-import contextlib
 
 
 def clear(folder: Path, pattern: str) -> None:

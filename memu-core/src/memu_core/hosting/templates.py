@@ -9,6 +9,7 @@ network, so an upgrade is never shadowed by an older cached text.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from importlib import resources
 from pathlib import Path
@@ -75,10 +76,8 @@ def resolve(name: str) -> str:
     if base_url:
         text = _fetch(base_url, name)
         if text is not None and valid(name, text):
-            try:
+            with contextlib.suppress(OSError):  # a cache we cannot write only costs a fetch next time
                 write_text(_cache_path(name), text)
-            except OSError:
-                pass  # a cache we cannot write only costs a fetch next time
             return text
         try:
             cached = _cache_path(name).read_text(encoding="utf-8")
