@@ -9,8 +9,10 @@ words reach the index on both stores, and a query term is always spelled like a 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from memu_core._engine.text import normalise, query_terms
 
@@ -47,24 +49,35 @@ def tokens(text: str) -> list[str]:
     return [word[:_MAX_LEXEME] for word in _WORD.findall(normalise(text))]
 
 
-def tsvector_literal(primary: str, secondary: str) -> tuple[str, int]:
-    """A ``tsvector`` literal (primary words weight ``A``, secondary ``B``) and its token count.
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    """What the store writes for one row's lexical search."""
 
-    Positions number the primary words first, then the secondary ones; BM25 only needs how often
-    each word occurs in each part, which the weights keep apart.
-    """
+    tsv: str
+    """``tsvector`` literal: primary words weight ``A``, secondary ``B`` (for the GIN index)."""
+    ntokens: int
+    """Words in both columns (BM25's document length, before :data:`EXTRA_TOKENS`)."""
+    tf: str
+    """JSON object word → weighted term frequency, so scoring reads a few keys per candidate
+    instead of unnesting its whole ``tsvector``."""
+
+
+def index_text(kind: str, primary: str, secondary: str) -> Indexed:
+    """The lexical index entries of one row of ``kind`` (``s`` segment, ``r`` resource)."""
     positions: dict[str, list[str]] = {}
+    counts: dict[str, float] = {}
     first = tokens(primary)
     second = tokens(secondary)
-    for offset, (words, weight) in enumerate(((first, "A"), (second, "B"))):
+    for offset, (words, weight, factor) in enumerate(((first, "A", WEIGHTS[kind][0]), (second, "B", WEIGHTS[kind][1]))):
         base = 1 + offset * len(first)
         for index, word in enumerate(words):
+            counts[word] = counts.get(word, 0.0) + factor
             slot = positions.setdefault(word, [])
             if len(slot) < _MAX_POSITIONS:
                 slot.append(f"{min(base + index, 16383)}{weight}")
     # Words are letters and digits only, so they need no quoting beyond the single quotes.
     literal = " ".join(f"'{word}':{','.join(slots)}" for word, slots in positions.items())
-    return literal, len(first) + len(second)
+    return Indexed(literal, len(first) + len(second), json.dumps(counts, ensure_ascii=False))
 
 
 def lexemes(text: str) -> list[str]:

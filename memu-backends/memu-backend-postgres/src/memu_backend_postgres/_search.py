@@ -19,6 +19,9 @@ from memu_backend_postgres import _lexical
 from memu_backend_postgres._meta import read_live
 from memu_backend_postgres._rows import tracks_sql, where_sql
 
+EF_SEARCH = 100
+"""HNSW candidate list per search (pgvector's default is 40); more candidates, better recall."""
+
 BUDGET = 10_000
 """Matching rows scored before the candidates narrow to the rarest terms (the SQLite store's)."""
 
@@ -72,38 +75,26 @@ def lexical(
     extra = _lexical.EXTRA_TOKENS[kind]
     idf = [max(math.log((n_rows - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)), 1e-6) for t in terms]
     avgdl = (n_tokens + extra * n_rows) / n_rows
-    w_primary, w_secondary = _lexical.WEIGHTS[kind]
-    params.update({
-        "terms": terms,
-        "idf": idf,
-        "tsq": _lexical.tsquery_literal(_narrow(terms, df)),
-        "limit": limit,
-        "k1": _lexical.BM25_K1,
-        "b": _lexical.BM25_B,
-        "avgdl": avgdl,
-        "extra": extra,
-        "w1": w_primary,
-        "w2": w_secondary,
-    })
+    params.update(tsq=_lexical.tsquery_literal(_narrow(terms, df)), limit=limit)
+    # All arithmetic in float8 (numeric literals would make Postgres compute in slow numeric);
+    # the constants are floats computed here, so splicing their repr() is safe.
+    k1, b = _lexical.BM25_K1, _lexical.BM25_B
+    freqs, parts = [], []
+    for i, (term, weight) in enumerate(zip(terms, idf, strict=True)):
+        # Terms are runs of letters and digits (no quote can occur), and as literals the
+        # planner folds each key lookup to a constant instead of a parameter per row.
+        quoted = term.replace("'", "''")
+        freqs.append(f"coalesce((x.tf ->> '{quoted}')::float8, 0) AS f{i}")
+        parts.append(f"{weight!r}::float8 * t.f{i} * {k1 + 1!r}::float8 / (t.f{i} + n.k)")
     sql = f"""
-        WITH q AS (
-            SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:idf AS float8[])) AS q(term, idf)
-        ), c AS (
-            SELECT x.id, x.ntokens, x.tsv FROM {table} x
-            WHERE x.tsv @@ CAST(:tsq AS tsquery){filters}
-        ), f AS (
-            SELECT c.id, c.ntokens, u.lexeme,
-                   :w1 * cardinality(array_positions(u.weights, 'A'))
-                 + :w2 * cardinality(array_positions(u.weights, 'B')) AS tf
-            FROM c CROSS JOIN LATERAL unnest(c.tsv) u
-            WHERE u.lexeme = ANY(CAST(:terms AS text[]))
-        )
-        SELECT f.id,
-               sum(q.idf * (f.tf * (:k1 + 1))
-                   / (f.tf + :k1 * (1 - :b + :b * (f.ntokens + :extra) / :avgdl))) AS score
-        FROM f JOIN q ON q.term = f.lexeme
-        GROUP BY f.id
-        ORDER BY score DESC, f.id
+        SELECT x.id, {" + ".join(parts)} AS score
+        FROM {table} x
+        CROSS JOIN LATERAL (
+            SELECT {k1!r}::float8 * ({1 - b!r}::float8 + {b!r}::float8 * (x.ntokens + {int(extra)}) / {avgdl!r}::float8) AS k
+        ) n
+        CROSS JOIN LATERAL (SELECT {", ".join(freqs)}) t
+        WHERE x.tsv @@ CAST(:tsq AS tsquery){filters}
+        ORDER BY score DESC, x.id
         LIMIT :limit
     """
     return [Hit(row.id, float(row.score)) for row in conn.execute(sa.text(sql), params)]
@@ -140,7 +131,7 @@ def dense(
     params.update(q=query, limit=limit)
     # HNSW returns ef_search candidates before the scope filter runs; a larger pool and (with
     # pgvector >= 0.8) an iterative scan keep a narrow scope from coming back short.
-    conn.execute(sa.text(f"SET LOCAL hnsw.ef_search = {max(40, min(2 * limit, 1000))}"))
+    conn.execute(sa.text(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, min(2 * limit, 1000))}"))
     if iterative:
         conn.execute(sa.text("SET LOCAL hnsw.iterative_scan = strict_order"))
     # The cast and the fp_id literal must match the partial index expression exactly for the

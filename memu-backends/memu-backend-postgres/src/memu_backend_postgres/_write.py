@@ -11,7 +11,7 @@ from memu_core.errors import FingerprintMismatch, UsageError, WriteConflict
 from memu_core.types import ChangeSet, FileWrite, Fingerprint, RecallFile, ResourceWrite, Scope, utcnow
 
 from memu_backend_postgres import _meta, _stats
-from memu_backend_postgres._lexical import tsvector_literal
+from memu_backend_postgres._lexical import index_text
 from memu_backend_postgres._rows import FILE_COLUMNS, to_file
 
 
@@ -135,14 +135,15 @@ def _write_file(conn: Any, write: FileWrite, now: Any, fp_id: int | None, dim: i
             if old.context != draft.context:
                 plan.retokenised.append(old.id)
             if (old.context, old.kind, old.ordinal) != (draft.context, draft.kind, draft.ordinal):
-                tsv, ntokens = tsvector_literal(draft.text, draft.context)
+                ix = index_text("s", draft.text, draft.context)
                 plan.updates.append(
-                    {"id": old.id, "kind": draft.kind, "ord": draft.ordinal, "ctx": draft.context, "tsv": tsv, "nt": ntokens}
+                    {"id": old.id, "kind": draft.kind, "ord": draft.ordinal, "ctx": draft.context,
+                     "tsv": ix.tsv, "nt": ix.ntokens, "tf": ix.tf}
                 )
             if vector is not None:
                 plan.vectors.append({"id": old.id, "v": vector, "fp": fp_id})
             continue
-        tsv, ntokens = tsvector_literal(draft.text, draft.context)
+        ix = index_text("s", draft.text, draft.context)
         plan.inserts.append(
             {
                 "id": str(uuid.uuid4()),
@@ -154,8 +155,9 @@ def _write_file(conn: Any, write: FileWrite, now: Any, fp_id: int | None, dim: i
                 "ord": draft.ordinal,
                 "text": draft.text,
                 "ctx": draft.context,
-                "tsv": tsv,
-                "nt": ntokens,
+                "tsv": ix.tsv,
+                "nt": ix.ntokens,
+                "tf": ix.tf,
                 "fp": fp_id if vector is not None else None,
                 "v": vector,
             }
@@ -173,7 +175,7 @@ def _write_segments(conn: Any, plan: _SegmentPlan) -> None:
         conn.execute(
             sa.text(
                 "UPDATE memu_segments SET kind = :kind, ordinal = :ord, context = :ctx, "
-                "tsv = CAST(:tsv AS tsvector), ntokens = :nt WHERE id = :id"
+                "tsv = CAST(:tsv AS tsvector), ntokens = :nt, tf = CAST(:tf AS jsonb) WHERE id = :id"
             ),
             plan.updates,
         )
@@ -183,8 +185,8 @@ def _write_segments(conn: Any, plan: _SegmentPlan) -> None:
         conn.execute(
             sa.text(
                 "INSERT INTO memu_segments (id, file_id, user_id, agent_id, track, kind, ordinal, text, "
-                "context, tsv, ntokens, fp_id, embedding) VALUES (:id, :file, :u, :a, :t, :kind, :ord, "
-                ":text, :ctx, CAST(:tsv AS tsvector), :nt, :fp, :v)"
+                "context, tsv, ntokens, tf, fp_id, embedding) VALUES (:id, :file, :u, :a, :t, :kind, :ord, "
+                ":text, :ctx, CAST(:tsv AS tsvector), :nt, CAST(:tf AS jsonb), :fp, :v)"
             ),
             plan.inserts,
         )
@@ -205,15 +207,15 @@ def _write_resource(conn: Any, write: ResourceWrite, now: Any, fp_id: int | None
         ),
         key,
     ).one_or_none()
-    tsv, ntokens = tsvector_literal(write.description or "", write.path)
-    values = {**key, "d": write.description, "tsv": tsv, "nt": ntokens, "now": now}
+    ix = index_text("r", write.description or "", write.path)
+    values = {**key, "d": write.description, "tsv": ix.tsv, "nt": ix.ntokens, "tf": ix.tf, "now": now}
     if row is None:
         rid = str(uuid.uuid4())
         conn.execute(
             sa.text(
-                "INSERT INTO memu_resources (id, user_id, agent_id, path, description, tsv, ntokens, fp_id, "
-                "embedding, created_at, updated_at) VALUES (:id, :u, :a, :p, :d, CAST(:tsv AS tsvector), "
-                ":nt, :fp, :v, :now, :now)"
+                "INSERT INTO memu_resources (id, user_id, agent_id, path, description, tsv, ntokens, tf, "
+                "fp_id, embedding, created_at, updated_at) VALUES (:id, :u, :a, :p, :d, "
+                "CAST(:tsv AS tsvector), :nt, CAST(:tf AS jsonb), :fp, :v, :now, :now)"
             ),
             {**values, "id": rid, "fp": fp_id if vector is not None else None, "v": vector},
         )
@@ -230,6 +232,7 @@ def _write_resource(conn: Any, write: ResourceWrite, now: Any, fp_id: int | None
     conn.execute(
         sa.text(
             "UPDATE memu_resources SET description = :d, tsv = CAST(:tsv AS tsvector), ntokens = :nt, "
+            "tf = CAST(:tf AS jsonb), "
             f"updated_at = :now{vector_sql} WHERE id = :id"
         ),
         {**values, **extra, "id": row.id},

