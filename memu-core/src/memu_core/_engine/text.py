@@ -34,8 +34,11 @@ def normalise(text: str) -> str:
     """Case-fold and strip accents so ``Café`` and ``cafe`` meet (stores index the same form)."""
     if text.isascii():  # the common case, and 20x faster than decomposing character by character
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    # Decompose first, then fold, then drop the marks: folding can produce characters that
+    # decompose further, and this order makes normalise(normalise(x)) == normalise(x).
+    decomposed = unicodedata.normalize("NFKD", text)
+    folded = unicodedata.normalize("NFKD", decomposed.casefold())
+    return "".join(ch for ch in folded if not unicodedata.combining(ch))
 
 
 def query_terms(query: str) -> list[str]:
