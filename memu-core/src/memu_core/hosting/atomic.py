@@ -37,9 +37,17 @@ def write_text(path: Path, text: str, *, mode: int | None = None, fsync: bool = 
     write_bytes(path, text.encode("utf-8"), mode=mode, fsync=fsync)
 
 
-def write_json(path: Path, value: Any) -> None:
-    """Replace ``path`` with ``value`` as indented JSON, atomically."""
-    write_text(path, json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+def write_json(path: Path, value: Any, *, compact: bool = False) -> None:
+    """Replace ``path`` with ``value`` as JSON, atomically.
+
+    ``compact`` writes one line: the C encoder only runs without indentation, which matters for
+    a cursor with thousands of sessions.
+    """
+    if compact:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    else:
+        text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    write_text(path, text + "\n")
 
 
 def read_json(path: Path, default: Any) -> Any:

@@ -122,7 +122,7 @@ def prepare(
         report.redacted = found.redacted
         report.jobs = jobs.write_jobs(layout, len(found.picked), verify_command(spec, layout))
         layout.resource_log.unlink(missing_ok=True)
-        write_json(layout.cursor_pending, found.cursor)
+        write_json(layout.cursor_pending, found.cursor, compact=True)
         report.sessions = len(found.picked)
         report.remaining = found.remaining
         report.corrupt = found.corrupt

@@ -59,7 +59,7 @@ def scan(
     result = ScanResult(cursor=dict(cursor))
     candidates: list[tuple[str, SessionFile]] = []
     for session in source.discover():
-        if source.session_id(session.path) in skip:
+        if skip and source.session_id(session.path) in skip:
             result.skipped_self += 1
             continue
         key = source.key(session.path)

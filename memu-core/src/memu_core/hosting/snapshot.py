@@ -41,7 +41,7 @@ def load(path: Path) -> dict[str, Entry] | None:
 
 def save(path: Path, baseline: dict[str, Entry]) -> None:
     """Write the baseline atomically."""
-    write_json(path, {rel: e.to_json() for rel, e in sorted(baseline.items())})
+    write_json(path, {rel: e.to_json() for rel, e in sorted(baseline.items())}, compact=True)
 
 
 @dataclass(slots=True)

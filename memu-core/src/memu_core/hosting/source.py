@@ -23,6 +23,7 @@ __all__ = [
     "TranscriptRead",
     "TranscriptReadError",
     "TranscriptSource",
+    "relative_key",
     "top_level_value",
 ]
 
@@ -132,7 +133,7 @@ class TranscriptSource(ABC):
     # -- identity ---------------------------------------------------------------------------
     def key(self, path: Path) -> str:
         """The cursor key of a session file: its path relative to the root, POSIX style."""
-        return path.relative_to(self.root()).as_posix()
+        return relative_key(path, self.root())
 
     def session_id(self, path: Path) -> str:
         """The host's id for the session in ``path`` (must match the host's session env var)."""
@@ -263,6 +264,15 @@ class TranscriptSource(ABC):
 def _cursor(offset: int, lines: int, session: SessionFile) -> dict[str, Any]:
     """The cursor after a read: where to resume, how many records so far, the stat seen."""
     return {"offset": offset, "lines": lines, "size": session.size, "mtime_ns": session.mtime_ns}
+
+
+def relative_key(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` in POSIX form (string slicing first: it runs per session)."""
+    text, base = str(path), str(root)
+    if text.startswith(base) and text[len(base) : len(base) + 1] == os.sep:
+        rel = text[len(base) + 1 :]
+        return rel.replace(os.sep, "/") if os.sep != "/" else rel
+    return path.relative_to(root).as_posix()
 
 
 def _cheap_timestamp(line: str) -> str | None:

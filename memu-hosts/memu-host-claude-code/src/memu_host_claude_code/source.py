@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from memu_core.errors import ConfigError
 from memu_core.hosting.composite import CompositeSource
-from memu_core.hosting.source import RecordKind, SessionFile, TranscriptSource, top_level_value
+from memu_core.hosting.source import RecordKind, SessionFile, TranscriptSource, relative_key, top_level_value
 
 COWORK_ROOTS_ENV = "MEMU_COWORK_ROOTS"
 """Replaces the automatic Claude Desktop data-root discovery when present (even empty)."""
@@ -100,7 +100,7 @@ class ClaudeCodeSource(TranscriptSource):
     def session_id(self, path: Path) -> str:
         """The owning session: a subagent file nests under ``<slug>/<session>/…``."""
         try:
-            parts = path.relative_to(self.root()).parts
+            parts = relative_key(path, self.root()).split("/")
         except ValueError:
             return path.stem
         return parts[1] if len(parts) > 2 else path.stem
