@@ -8,7 +8,7 @@ and files here instead.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from memu_core.hosting.source import SessionFile
@@ -44,6 +44,6 @@ def jsonl_files(
             continue
 
 
-def newest_first(files: Iterator[SessionFile] | list[SessionFile]) -> list[SessionFile]:
+def newest_first(files: Iterable[SessionFile]) -> list[SessionFile]:
     """Sorted by modification time, newest first (the order discovery promises)."""
     return sorted(files, key=lambda s: s.mtime_ns, reverse=True)
