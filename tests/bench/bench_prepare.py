@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -159,21 +160,33 @@ def generate(root: Path, sessions: int, records: int, seed: int = 7) -> int:
     return total
 
 
+CPU: list[float] = []
+"""CPU seconds (user + sys, worker processes included) of each timed run, in order."""
+
+
 def _run(args: list[str], env: dict[str, str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(args, env=env, capture_output=True, text=True)
     took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     if proc.returncode != 0:
         sys.exit(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
     return took
 
 
-def _summary(label: str, times: list[float], budget: float) -> None:
+def _summary(label: str, times: list[float], budget: float, cpu: list[float]) -> None:
     med = statistics.median(times)
     verdict = "within" if med <= budget else "OVER"
     print(
         f"{label}: median {med:.3f} s, min-max {min(times):.3f}-{max(times):.3f} s over {len(times)} runs "
         f"({verdict} the {budget} s budget)"
+    )
+    # Wall time on a shared machine depends on its load; CPU time much less so.
+    print(
+        f"  CPU user+sys median {statistics.median(cpu):.3f} s, min-max {min(cpu):.3f}-{max(cpu):.3f} s; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
 
 
@@ -196,6 +209,7 @@ def main() -> None:
             k: v for k, v in os.environ.items() if not k.startswith("MEMU_") and k != "CLAUDE_CODE_SESSION_ID"
         }
         env.update(
+            MEMU_SERVE_AUTOSTART="0",
             HOME=str(home),
             MEMU_DB=str(work / "memu.sqlite3"),
             MEMU_EMBED_PROVIDER="none",
@@ -207,6 +221,7 @@ def main() -> None:
         _run([binary, "prepare", *common, "--base-dir", str(work / "warm"), "--max-jobs", "1"], env)
 
         first: list[float] = []
+        CPU.clear()
         for i in range(opts.runs):
             base = work / f"first{i}"
             first.append(
@@ -215,13 +230,14 @@ def main() -> None:
                     env,
                 )
             )
-        _summary("first run, mining all sessions", first, 1.75)
+        _summary("first run, mining all sessions", first, 1.75, list(CPU))
 
         steady_base = work / "first0"
         _run([binary, "commit", "--base-dir", str(steady_base)], env)
         rng = random.Random(11)
         files = sorted(sessions.rglob("*.jsonl"))
         steady: list[float] = []
+        steady_cpu: list[float] = []
         for i in range(opts.runs):
             grown = files[rng.randrange(len(files))]
             with grown.open("a", encoding="utf-8") as fh:
@@ -231,8 +247,9 @@ def main() -> None:
                         + "\n"
                     )
             steady.append(_run([binary, "prepare", *common, "--base-dir", str(steady_base)], env))
+            steady_cpu.append(CPU[-1])
             _run([binary, "commit", "--base-dir", str(steady_base)], env)
-        _summary("steady state, one session grew", steady, 0.4)
+        _summary("steady state, one session grew", steady, 0.4, steady_cpu)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ previous file, and leave every byte outside the block as it was.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import shutil
@@ -94,6 +93,10 @@ class Change:
 
 
 def _diff(path: Path, old: str, new: str) -> str:
+    if old == new:
+        return ""
+    import difflib  # only when something changes: prepare refreshes on every run
+
     return "".join(
         difflib.unified_diff(old.splitlines(True), new.splitlines(True), fromfile=str(path), tofile=str(path))
     )
