@@ -118,3 +118,18 @@ def test_worker_processes_stage_the_same_slices(tmp_path: Path, monkeypatch: obj
     }
     assert parallel_files == serial_files and parallel.cursor == serial.cursor
     assert parallel.redacted == serial.redacted == 12
+
+
+def test_a_file_that_vanishes_mid_scan_is_skipped_and_retried(tmp_path: Path) -> None:
+    for i in range(3):
+        write_session(tmp_path, f"s{i}", toy_line("user", "x"), mtime=1_000 + i)
+
+    class Vanishing(ToySource):
+        def discover(self):  # type: ignore[no-untyped-def]
+            found = super().discover()
+            (tmp_path / "s1.jsonl").unlink()  # gone between the listing and the read
+            return found
+
+    result = _cycle(Vanishing(tmp_path), {}, max_jobs=10)
+    assert sorted(m.key for m in result.picked) == ["s0.jsonl", "s2.jsonl"]
+    assert result.unreadable == 1 and "s1.jsonl" not in result.cursor
