@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from memu_core._plugins.manager import Plugins
 from memu_host_claude_code.plugin import memu_register_hosts
 from memu_host_claude_code.spec import SPEC
+
+from memu_core._plugins.manager import Plugins
 
 
 def test_entry_point_registers_both_bundled_hosts() -> None:
