@@ -43,20 +43,110 @@ LINES = 20
 SEED = 4_2026
 FP = Fingerprint("bench", "bag-of-words", DIM)
 
-_SUBJECTS = (
-    "billing invoices ledger checkout payments refunds webhook scheduler cron importer exporter "
-    "search indexer crawler gateway proxy auth tokens sessions oauth notifier mailer sms queue "
-    "worker reports dashboard metrics tracing alerts backups replicas cache sharding tenants"
-).split()
-_TOOLS = (
-    "pytest hypothesis ruff mypy alembic sqlalchemy postgres pgvector sqlite redis kafka rabbitmq "
-    "docker compose kubernetes helm terraform ansible nginx caddy uvicorn gunicorn fastapi flask "
-    "django celery grafana prometheus loki sentry github actions nox tox poetry uv pip"
-).split()
-_ACTIONS = (
-    "pin bump vendor retry debounce batch paginate shard index vacuum migrate rollback seed mock "
-    "profile trace log redact rotate encrypt compress stream cache warm evict lock"
-).split()
+_SUBJECTS = [
+    "billing",
+    "invoices",
+    "ledger",
+    "checkout",
+    "payments",
+    "refunds",
+    "webhook",
+    "scheduler",
+    "cron",
+    "importer",
+    "exporter",
+    "search",
+    "indexer",
+    "crawler",
+    "gateway",
+    "proxy",
+    "auth",
+    "tokens",
+    "sessions",
+    "oauth",
+    "notifier",
+    "mailer",
+    "sms",
+    "queue",
+    "worker",
+    "reports",
+    "dashboard",
+    "metrics",
+    "tracing",
+    "alerts",
+    "backups",
+    "replicas",
+    "cache",
+    "sharding",
+    "tenants",
+]
+_TOOLS = [
+    "pytest",
+    "hypothesis",
+    "ruff",
+    "mypy",
+    "alembic",
+    "sqlalchemy",
+    "postgres",
+    "pgvector",
+    "sqlite",
+    "redis",
+    "kafka",
+    "rabbitmq",
+    "docker",
+    "compose",
+    "kubernetes",
+    "helm",
+    "terraform",
+    "ansible",
+    "nginx",
+    "caddy",
+    "uvicorn",
+    "gunicorn",
+    "fastapi",
+    "flask",
+    "django",
+    "celery",
+    "grafana",
+    "prometheus",
+    "loki",
+    "sentry",
+    "github",
+    "actions",
+    "nox",
+    "tox",
+    "poetry",
+    "uv",
+    "pip",
+]
+_ACTIONS = [
+    "pin",
+    "bump",
+    "vendor",
+    "retry",
+    "debounce",
+    "batch",
+    "paginate",
+    "shard",
+    "index",
+    "vacuum",
+    "migrate",
+    "rollback",
+    "seed",
+    "mock",
+    "profile",
+    "trace",
+    "log",
+    "redact",
+    "rotate",
+    "encrypt",
+    "compress",
+    "stream",
+    "cache",
+    "warm",
+    "evict",
+    "lock",
+]
 _FACTS = [
     "we {act} the {subj} {obj} with {tool} since the outage in {month}",
     "{subj} tests need {tool} running locally; start it with `make {tool}`",
@@ -67,8 +157,32 @@ _FACTS = [
     "when {subj} is slow, {act} the {obj} first, then look at {tool} dashboards",
     "ask before touching {subj} {obj}; {tool} config is shared with the {subj2} team",
 ]
-_OBJECTS = "handlers migrations fixtures settings retries timeouts indexes queries payloads schemas".split()
-_MONTHS = "january february march april may june july august september october november december".split()
+_OBJECTS = [
+    "handlers",
+    "migrations",
+    "fixtures",
+    "settings",
+    "retries",
+    "timeouts",
+    "indexes",
+    "queries",
+    "payloads",
+    "schemas",
+]
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
 
 QUERIES = [
     "how do we run the database migrations for billing?",
@@ -296,13 +410,25 @@ def main() -> None:
         if pg.generation() != 0:
             raise SystemExit("--dsn must name an empty database (the benchmark fills it)")
         out = [f"corpus: {args.files} files x {LINES} lines = {args.files * LINES} segments, {DIM} dims"]
-        out.append(summary("postgres build (lexical apply + bulk reindex)", [build(pg, args.files, vectors, "reindex")], "s"))
+        out.append(
+            summary(
+                "postgres build (lexical apply + bulk reindex)",
+                [build(pg, args.files, vectors, "reindex")],
+                "s",
+            )
+        )
         lite = None
         if not args.no_sqlite:
             from memu_core._stores.sqlite import SqliteStore
 
             lite = SqliteStore.open(str(workdir / "bench.db"))
-            out.append(summary("sqlite build (lexical apply + reindex)", [build(lite, args.files, vectors, "reindex")], "s"))
+            out.append(
+                summary(
+                    "sqlite build (lexical apply + reindex)",
+                    [build(lite, args.files, vectors, "reindex")],
+                    "s",
+                )
+            )
             out.append(_recall(pg, lite, vectors))
         out += measure("postgres", pg, vectors, args.runs, args.apply_runs)
         if lite is not None:

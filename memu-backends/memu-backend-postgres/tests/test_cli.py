@@ -27,14 +27,21 @@ def _env(tmp_path: Path, url: str, provider: str) -> dict[str, str]:
 def _with_password(url: str, secret: str) -> str:
     from sqlalchemy.engine import make_url
 
-    return make_url(url).set(password=secret).render_as_string(hide_password=False).replace(
-        "postgresql://", "postgres://", 1
+    return (
+        make_url(url)
+        .set(password=secret)
+        .render_as_string(hide_password=False)
+        .replace("postgresql://", "postgres://", 1)
     )
 
 
 PAYLOAD = {
     "recall_files": [
-        {"name": "prefs", "description": "coding style", "content": "uses tabs for indentation\nprefers pytest fixtures"},
+        {
+            "name": "prefs",
+            "description": "coding style",
+            "content": "uses tabs for indentation\nprefers pytest fixtures",
+        },
         {"name": "deploy", "description": "how we ship", "content": "deploy with docker compose on friday"},
     ],
     "resource": [{"path": "ops/deploy.sh", "description": "the deploy script"}],

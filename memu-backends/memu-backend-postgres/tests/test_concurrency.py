@@ -32,7 +32,9 @@ from memu_backend_postgres import PostgresStore
 FILES = {FILES!r}
 """
 
-_WRITER = _COMMON + f"""
+_WRITER = (
+    _COMMON
+    + f"""
 def write(name, value, worker, revision):
     lines = [f"counter {{value}}", f"last writer {{worker}}", "a line every version shares"]
     content = "\\n".join(lines)
@@ -61,8 +63,11 @@ for _ in range({ROUNDS}):
 store.close()
 print(conflicts)
 """
+)
 
-_READER = _COMMON + """
+_READER = (
+    _COMMON
+    + """
 url, stop = sys.argv[1], Path(sys.argv[2])
 store = PostgresStore.open(url)
 reads = bad = 0
@@ -74,6 +79,7 @@ while not stop.exists():
 store.close()
 print(reads, bad)
 """
+)
 
 
 def test_overlapping_writers_lose_nothing_and_readers_see_whole_commits(
@@ -83,11 +89,17 @@ def test_overlapping_writers_lose_nothing_and_readers_see_whole_commits(
     PostgresStore.open(url).close()  # migrate up front; the workers then race on data only
     stop = tmp_path / "stop"
     reader = subprocess.Popen(
-        [sys.executable, "-c", _READER, url, str(stop)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", _READER, url, str(stop)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", _WRITER, url, str(w)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [sys.executable, "-c", _WRITER, url, str(w)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for w in range(WRITERS)
     ]

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from memu_backend_postgres import PostgresStore
+
 from memu_core.interfaces import MemoryStore
 from memu_core.testing.store_contract import StoreContract
-
-from memu_backend_postgres import PostgresStore
 
 
 class TestPostgresStore(StoreContract):

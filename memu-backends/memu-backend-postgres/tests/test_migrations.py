@@ -9,15 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from memu_core.errors import StoreError
-
 from memu_backend_postgres import PostgresStore, current, upgrade
 from memu_backend_postgres._schema import HEAD_REVISION
+
+from memu_core.errors import StoreError
 
 
 def _tables(url: str) -> set[str]:
     import sqlalchemy as sa
-
     from memu_backend_postgres._url import normalise_url
 
     engine = sa.create_engine(normalise_url(url))

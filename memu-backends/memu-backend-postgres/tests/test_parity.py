@@ -3,20 +3,53 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from memu_backend_postgres import PostgresStore
+
 from memu_core.testing.store_contract import file_write
 from memu_core.types import ChangeSet, ResourceWrite, Scope
 
-from memu_backend_postgres import PostgresStore
-
-_WORDS = (
-    "deploy docker compose kafka consumer lag alembic migration pytest fixture release checklist "
-    "postgres index vector search cache token budget retry timeout config parser yaml toml café "
-    "zürich review branch merge rebase hook lint format schema upgrade rollback"
-).split()
+_WORDS = [
+    "deploy",
+    "docker",
+    "compose",
+    "kafka",
+    "consumer",
+    "lag",
+    "alembic",
+    "migration",
+    "pytest",
+    "fixture",
+    "release",
+    "checklist",
+    "postgres",
+    "index",
+    "vector",
+    "search",
+    "cache",
+    "token",
+    "budget",
+    "retry",
+    "timeout",
+    "config",
+    "parser",
+    "yaml",
+    "toml",
+    "café",
+    "zürich",
+    "review",
+    "branch",
+    "merge",
+    "rebase",
+    "hook",
+    "lint",
+    "format",
+    "schema",
+    "upgrade",
+    "rollback",
+]
 
 
 def _corpus(seed: int) -> tuple[list, list]:  # type: ignore[type-arg]
@@ -26,9 +59,15 @@ def _corpus(seed: int) -> tuple[list, list]:  # type: ignore[type-arg]
         lines = list(dict.fromkeys(" ".join(rng.choices(_WORDS, k=rng.randint(2, 9))) for _ in range(8)))
         contexts = [f"## {rng.choice(_WORDS)}" if rng.random() < 0.5 else "" for _ in lines]
         scope = Scope(("u1", "u2")[f % 2])
-        files.append(file_write(f"file-{f}", lines, scope=scope, contexts=contexts, track=("memory", "skill")[f % 3 == 0]))
+        files.append(
+            file_write(
+                f"file-{f}", lines, scope=scope, contexts=contexts, track=("memory", "skill")[f % 3 == 0]
+            )
+        )
     resources = [
-        ResourceWrite(Scope(), f"src/{rng.choice(_WORDS)}/{i}.py", " ".join(rng.choices(_WORDS, k=4)) if i % 4 else None)
+        ResourceWrite(
+            Scope(), f"src/{rng.choice(_WORDS)}/{i}.py", " ".join(rng.choices(_WORDS, k=4)) if i % 4 else None
+        )
         for i in range(10)
     ]
     return files, resources
@@ -59,7 +98,9 @@ def test_lexical_scores_match_sqlite(seed: int, pg_url: str, tmp_path: Path) -> 
                 # differ between stores), and a tie at the limit may keep different members.
                 assert [s for _, _, s in got] == [s for _, _, s in want], query
                 floor = got[-1][2] if got else 0.0
-                assert sorted(g for g in got if g[2] > floor) == sorted(w for w in want if w[2] > floor), query
+                assert sorted(g for g in got if g[2] > floor) == sorted(w for w in want if w[2] > floor), (
+                    query
+                )
             got_r = pg.search_resources_lexical(query, {}, 10)
             want_r = lite.search_resources_lexical(query, {}, 10)
             assert [round(h.score, 6) for h in got_r] == [round(h.score, 6) for h in want_r], query

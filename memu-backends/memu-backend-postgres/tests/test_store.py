@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import hashlib
 import math
+from collections.abc import Iterator
 
 import pytest
+from memu_backend_postgres import PostgresStore
+
 from memu_core.errors import FingerprintMismatch, UsageError, WriteConflict
 from memu_core.types import ChangeSet, FileWrite, Fingerprint, ResourceWrite, Scope, SegmentDraft
-
-from memu_backend_postgres import PostgresStore
 
 DIM = 16
 FP = Fingerprint("test", "words", DIM)
@@ -64,7 +63,9 @@ def file_write(
     )
 
 
-def changes(*files: FileWrite, resources: list[ResourceWrite] | None = None, fp: Fingerprint | None = FP) -> ChangeSet:
+def changes(
+    *files: FileWrite, resources: list[ResourceWrite] | None = None, fp: Fingerprint | None = FP
+) -> ChangeSet:
     """A change set; ``fp`` defaults to :data:`FP` (``None``: a lexical-only commit, vectors dropped)."""
     if fp is None:
         for write in files:
@@ -133,8 +134,12 @@ def test_lexical_ranks_text_above_context_and_respects_scope_and_tracks(store: P
     mine, theirs = Scope("u1", "a"), Scope("u2", "a")
     store.apply(
         changes(
-            file_write("A", ["deploy with docker compose", "unrelated words here"], scope=mine,
-                       contexts=["", "docker notes"]),
+            file_write(
+                "A",
+                ["deploy with docker compose", "unrelated words here"],
+                scope=mine,
+                contexts=["", "docker notes"],
+            ),
             file_write("S", ["docker skill body"], scope=mine, track="skill"),
             file_write("B", ["docker for someone else"], scope=theirs),
             fp=None,
@@ -156,10 +161,14 @@ def test_lexical_matches_accents_and_case_like_the_query(store: PostgresStore) -
 
 
 def test_dense_search_orders_by_cosine_and_filters_scope(store: PostgresStore) -> None:
-    store.apply(changes(
-        file_write("A", ["red apple pie", "blue ocean waves", "green forest trail"], scope=Scope("u1", "x")),
-        file_write("B", ["red apple pie"], scope=Scope("u2", "x")),
-    ))
+    store.apply(
+        changes(
+            file_write(
+                "A", ["red apple pie", "blue ocean waves", "green forest trail"], scope=Scope("u1", "x")
+            ),
+            file_write("B", ["red apple pie"], scope=Scope("u2", "x")),
+        )
+    )
     hits = store.search_segments_dense(vectorise("red apple pie"), {"user_id": "u1"}, None, 3)
     segments = store.fetch_segments([h.id for h in hits])
     assert segments[hits[0].id].text == "red apple pie"
@@ -185,7 +194,9 @@ def test_a_vector_of_the_wrong_length_is_a_usage_error(store: PostgresStore) -> 
 
 def test_resources_upsert_keep_or_clear_vectors_and_search(store: PostgresStore) -> None:
     scope = Scope()
-    store.apply(changes(resources=[ResourceWrite(scope, "/w/notes.md", "meeting notes", vectorise("meeting notes"))]))
+    store.apply(
+        changes(resources=[ResourceWrite(scope, "/w/notes.md", "meeting notes", vectorise("meeting notes"))])
+    )
     store.apply(changes(resources=[ResourceWrite(scope, "/w/notes.md", "meeting notes", None)]))
     assert len(store.search_resources_dense(vectorise("meeting notes"), {}, 5)) == 1
     store.apply(changes(resources=[ResourceWrite(scope, "/w/notes.md", "standup minutes", None)]))
@@ -199,8 +210,11 @@ def test_resources_upsert_keep_or_clear_vectors_and_search(store: PostgresStore)
 
 def test_list_files_pages_in_track_name_id_order(store: PostgresStore) -> None:
     names = ["b", "a", "C", "é"]
-    store.apply(changes(*(file_write(n, [f"line {n}"]) for n in names),
-                        file_write("z", ["skill"], track="skill"), fp=None))
+    store.apply(
+        changes(
+            *(file_write(n, [f"line {n}"]) for n in names), file_write("z", ["skill"], track="skill"), fp=None
+        )
+    )
     seen, after = [], None
     while True:
         page, after = store.list_files({}, after, 2)
@@ -222,8 +236,12 @@ def test_delete_file_removes_segments_and_returns_it(store: PostgresStore) -> No
 
 
 def test_reindex_stages_then_switches_atomically(store: PostgresStore) -> None:
-    store.apply(changes(file_write("A", ["one fish", "two fish"]),
-                        resources=[ResourceWrite(Scope(), "/r", "a resource", vectorise("a resource"))]))
+    store.apply(
+        changes(
+            file_write("A", ["one fish", "two fish"]),
+            resources=[ResourceWrite(Scope(), "/r", "a resource", vectorise("a resource"))],
+        )
+    )
     todo = store.texts_to_embed(FP_WIDE, 100)
     assert sorted(kind for kind, _, _ in todo) == ["resource", "segment", "segment"]
     store.store_vectors(FP_WIDE, [(k, i, vectorise(t, 24)) for k, i, t in todo[:2]])

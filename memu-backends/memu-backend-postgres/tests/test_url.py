@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from memu_core.errors import ConfigError
-
 from memu_backend_postgres._url import display_url, normalise_url, redact
+
+from memu_core.errors import ConfigError
 
 
 @pytest.mark.parametrize(

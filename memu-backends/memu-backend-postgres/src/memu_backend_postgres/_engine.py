@@ -6,9 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from memu_core.errors import MemuError, StoreError
-
 from memu_backend_postgres._url import display_url, redact
+from memu_core.errors import MemuError, StoreError
 
 
 def create_engine(url: str) -> Any:
@@ -31,7 +30,7 @@ def create_engine(url: str) -> Any:
 
         try:
             register_vector(dbapi_connection)
-        except Exception:  # noqa: BLE001 - the extension does not exist before the first migration
+        except Exception:
             dbapi_connection.rollback()
 
     return engine

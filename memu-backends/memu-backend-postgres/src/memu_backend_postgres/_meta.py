@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memu_core.types import Fingerprint
-
 from memu_backend_postgres._schema import resource_index, segment_index
+from memu_core.types import Fingerprint
 
 
 @dataclass(frozen=True, slots=True)

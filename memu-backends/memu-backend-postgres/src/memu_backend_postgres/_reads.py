@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memu_core.types import RecallFile, Resource, Scope, Segment, StoredFile, Where
-
 from memu_backend_postgres._rows import (
     FILE_COLUMNS,
     RESOURCE_COLUMNS,
@@ -16,6 +14,7 @@ from memu_backend_postgres._rows import (
     to_segment,
     where_sql,
 )
+from memu_core.types import RecallFile, Resource, Scope, Segment, StoredFile, Where
 
 
 def get_files(conn: Any, scope: Scope, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], StoredFile]:
@@ -27,7 +26,12 @@ def get_files(conn: Any, scope: Scope, keys: Sequence[tuple[str, str]]) -> dict[
             f"SELECT {FILE_COLUMNS} FROM memu_files WHERE user_id = :u AND agent_id = :a "
             "AND (track, name) IN (SELECT * FROM unnest(CAST(:tracks AS text[]), CAST(:names AS text[])))"
         ),
-        {"u": scope.user_id, "a": scope.agent_id, "tracks": [k[0] for k in keys], "names": [k[1] for k in keys]},
+        {
+            "u": scope.user_id,
+            "a": scope.agent_id,
+            "tracks": [k[0] for k in keys],
+            "names": [k[1] for k in keys],
+        },
     )
     files = {row.id: to_file(row) for row in rows}
     if not files:
@@ -72,7 +76,10 @@ def list_files(
         params.update(t=after[0], n=after[1], i=after[2])
     rows = list(
         conn.execute(
-            sa.text(f"SELECT {FILE_COLUMNS} FROM memu_files WHERE TRUE{filters} ORDER BY track, name, id LIMIT :limit"),
+            sa.text(
+                f"SELECT {FILE_COLUMNS} FROM memu_files WHERE TRUE{filters} "
+                "ORDER BY track, name, id LIMIT :limit"
+            ),
             params,
         )
     )
@@ -86,7 +93,9 @@ def fetch_segments(conn: Any, ids: Sequence[str]) -> dict[str, Segment]:
     """Segments by id."""
     import sqlalchemy as sa
 
-    rows = conn.execute(sa.text(f"SELECT {SEGMENT_COLUMNS} FROM memu_segments WHERE id = ANY(:ids)"), {"ids": list(ids)})
+    rows = conn.execute(
+        sa.text(f"SELECT {SEGMENT_COLUMNS} FROM memu_segments WHERE id = ANY(:ids)"), {"ids": list(ids)}
+    )
     return {row.id: to_segment(row) for row in rows}
 
 
@@ -94,7 +103,9 @@ def fetch_files(conn: Any, ids: Sequence[str]) -> dict[str, RecallFile]:
     """Files by id."""
     import sqlalchemy as sa
 
-    rows = conn.execute(sa.text(f"SELECT {FILE_COLUMNS} FROM memu_files WHERE id = ANY(:ids)"), {"ids": list(ids)})
+    rows = conn.execute(
+        sa.text(f"SELECT {FILE_COLUMNS} FROM memu_files WHERE id = ANY(:ids)"), {"ids": list(ids)}
+    )
     return {row.id: to_file(row) for row in rows}
 
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memu_backend_postgres import _meta
 from memu_core.errors import UsageError
 from memu_core.types import Fingerprint
-
-from memu_backend_postgres import _meta
 
 _KINDS = {"segment": ("memu_segments", "text"), "resource": ("memu_resources", "description")}
 
@@ -102,13 +101,16 @@ def switch_fingerprint(conn: Any, fingerprint: Fingerprint) -> None:
     if live.fp_id is not None and live.fp_id != fp_id:
         _meta.drop_indexes(conn, live.fp_id)
         for table in ("memu_segments", "memu_resources"):
-            conn.execute(sa.text(f"UPDATE {table} SET fp_id = NULL, embedding = NULL WHERE fp_id IS NOT NULL"))
+            conn.execute(
+                sa.text(f"UPDATE {table} SET fp_id = NULL, embedding = NULL WHERE fp_id IS NOT NULL")
+            )
     for kind, (table, column) in _KINDS.items():
         conn.execute(
             sa.text(
                 f"UPDATE {table} x SET fp_id = v.fp_id, embedding = v.embedding "
                 "FROM memu_staged_vectors v "
-                f"WHERE v.fp_id = :fp AND v.kind = '{kind}' AND v.item_id = x.id AND v.text_md5 = md5(x.{column})"
+                f"WHERE v.fp_id = :fp AND v.kind = '{kind}' AND v.item_id = x.id "
+                f"AND v.text_md5 = md5(x.{column})"
             ),
             {"fp": fp_id},
         )

@@ -8,7 +8,9 @@ from typing import Any
 from memu_core.errors import UsageError
 from memu_core.types import SCOPE_FIELDS, RecallFile, Resource, Scope, Segment, Where
 
-FILE_COLUMNS = "id, user_id, agent_id, track, name, description, content, content_hash, revision, created_at, updated_at"
+FILE_COLUMNS = (
+    "id, user_id, agent_id, track, name, description, content, content_hash, revision, created_at, updated_at"
+)
 SEGMENT_COLUMNS = "id, file_id, user_id, agent_id, track, kind, ordinal, text, context"
 RESOURCE_COLUMNS = "id, user_id, agent_id, path, description, created_at, updated_at"
 

@@ -13,11 +13,10 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from memu_core.types import Hit, Where
-
 from memu_backend_postgres import _lexical
 from memu_backend_postgres._meta import read_live
 from memu_backend_postgres._rows import tracks_sql, where_sql
+from memu_core.types import Hit, Where
 
 EF_SEARCH = 100
 """HNSW candidate list per search (pgvector's default is 40); more candidates, better recall."""
@@ -25,7 +24,10 @@ EF_SEARCH = 100
 BUDGET = 10_000
 """Matching rows scored before the candidates narrow to the rarest terms (the SQLite store's)."""
 
-_TABLES = {"s": ("memu_segments", "segment_rows", "segment_tokens"), "r": ("memu_resources", "resource_rows", "resource_tokens")}
+_TABLES = {
+    "s": ("memu_segments", "segment_rows", "segment_tokens"),
+    "r": ("memu_resources", "resource_rows", "resource_tokens"),
+}
 
 
 def _narrow(terms: list[str], df: dict[str, int]) -> list[str]:
@@ -60,13 +62,17 @@ def lexical(
     if not terms or limit <= 0:
         return []
     table, rows_col, tokens_col = _TABLES[kind]
-    n_rows, n_tokens = conn.execute(sa.text(f"SELECT {rows_col}, {tokens_col} FROM memu_meta WHERE id = 1")).one()
+    n_rows, n_tokens = conn.execute(
+        sa.text(f"SELECT {rows_col}, {tokens_col} FROM memu_meta WHERE id = 1")
+    ).one()
     if not n_rows:
         return []
     df = {
         row.term: int(row.df)
         for row in conn.execute(
-            sa.text("SELECT term, df FROM memu_terms WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))"),
+            sa.text(
+                "SELECT term, df FROM memu_terms WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))"
+            ),
             {"kind": kind, "terms": terms},
         )
     }
@@ -90,7 +96,8 @@ def lexical(
         SELECT x.id, {" + ".join(parts)} AS score
         FROM {table} x
         CROSS JOIN LATERAL (
-            SELECT {k1!r}::float8 * ({1 - b!r}::float8 + {b!r}::float8 * (x.ntokens + {int(extra)}) / {avgdl!r}::float8) AS k
+            SELECT {k1!r}::float8 * ({1 - b!r}::float8
+                   + {b!r}::float8 * (x.ntokens + {int(extra)}) / {avgdl!r}::float8) AS k
         ) n
         CROSS JOIN LATERAL (SELECT {", ".join(freqs)}) t
         WHERE x.tsv @@ CAST(:tsq AS tsquery){filters}
@@ -125,7 +132,8 @@ def dense(
 
         raise FingerprintMismatch(
             f"the query vector has {query.shape[0] if query.ndim == 1 else query.shape} dimensions but the "
-            f"store's vectors come from {live.fingerprint.describe()}; configure that model or run `memu reindex`"
+            f"store's vectors come from {live.fingerprint.describe()}; "
+            "configure that model or run `memu reindex`"
         )
     table = _TABLES[kind][0]
     params.update(q=query, limit=limit)

@@ -31,8 +31,7 @@ def normalise_url(url: str) -> str:
         if lowered.startswith(scheme) and raw[len(scheme) :]:
             return DRIVER_SCHEME + raw[len(scheme) :]
     raise ConfigError(
-        f"MEMU_DB={redact(raw, raw)!r} is not a Postgres URL; "
-        "use postgresql://user:password@host:5432/dbname"
+        f"MEMU_DB={redact(raw, raw)!r} is not a Postgres URL; use postgresql://user:password@host:5432/dbname"
     )
 
 

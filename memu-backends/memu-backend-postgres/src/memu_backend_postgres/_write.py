@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memu_core.errors import FingerprintMismatch, UsageError, WriteConflict
-from memu_core.types import ChangeSet, FileWrite, Fingerprint, RecallFile, ResourceWrite, Scope, utcnow
-
 from memu_backend_postgres import _meta, _stats
 from memu_backend_postgres._lexical import index_text
 from memu_backend_postgres._rows import FILE_COLUMNS, to_file
+from memu_core.errors import FingerprintMismatch, UsageError, WriteConflict
+from memu_core.types import ChangeSet, FileWrite, Fingerprint, RecallFile, ResourceWrite, Scope, utcnow
 
 
 def mismatch(stored: Fingerprint, offered: Fingerprint) -> FingerprintMismatch:
@@ -64,7 +63,9 @@ def _conflict(write: FileWrite, found: int | None) -> WriteConflict:
     )
 
 
-def _write_file(conn: Any, write: FileWrite, now: Any, fp_id: int | None, dim: int, plan: _SegmentPlan) -> None:
+def _write_file(
+    conn: Any, write: FileWrite, now: Any, fp_id: int | None, dim: int, plan: _SegmentPlan
+) -> None:
     import sqlalchemy as sa
 
     key = {"u": write.scope.user_id, "a": write.scope.agent_id, "t": write.track, "n": write.name}
@@ -115,7 +116,10 @@ def _write_file(conn: Any, write: FileWrite, now: Any, fp_id: int | None, dim: i
         )
         existing = list(
             conn.execute(
-                sa.text("SELECT id, text, context, kind, ordinal FROM memu_segments WHERE file_id = :id ORDER BY ordinal, id"),
+                sa.text(
+                    "SELECT id, text, context, kind, ordinal FROM memu_segments "
+                    "WHERE file_id = :id ORDER BY ordinal, id"
+                ),
                 {"id": file_id},
             )
         )
@@ -127,7 +131,9 @@ def _write_file(conn: Any, write: FileWrite, now: Any, fp_id: int | None, dim: i
     label = f"{write.track}/{write.name}"
     for draft in write.segments:
         if draft.vector is not None and fp_id is None:
-            raise UsageError(f"{label}: the commit carries vectors but no fingerprint; set ChangeSet.fingerprint")
+            raise UsageError(
+                f"{label}: the commit carries vectors but no fingerprint; set ChangeSet.fingerprint"
+            )
         vector = None if draft.vector is None else _vector(draft.vector, dim, f"segment of {label}")
         same = by_text.get(draft.text)
         if same:
@@ -137,8 +143,15 @@ def _write_file(conn: Any, write: FileWrite, now: Any, fp_id: int | None, dim: i
             if (old.context, old.kind, old.ordinal) != (draft.context, draft.kind, draft.ordinal):
                 ix = index_text("s", draft.text, draft.context)
                 plan.updates.append(
-                    {"id": old.id, "kind": draft.kind, "ord": draft.ordinal, "ctx": draft.context,
-                     "tsv": ix.tsv, "nt": ix.ntokens, "tf": ix.tf}
+                    {
+                        "id": old.id,
+                        "kind": draft.kind,
+                        "ord": draft.ordinal,
+                        "ctx": draft.context,
+                        "tsv": ix.tsv,
+                        "nt": ix.ntokens,
+                        "tf": ix.tf,
+                    }
                 )
             if vector is not None:
                 plan.vectors.append({"id": old.id, "v": vector, "fp": fp_id})
@@ -180,7 +193,9 @@ def _write_segments(conn: Any, plan: _SegmentPlan) -> None:
             plan.updates,
         )
     if plan.vectors:
-        conn.execute(sa.text("UPDATE memu_segments SET embedding = :v, fp_id = :fp WHERE id = :id"), plan.vectors)
+        conn.execute(
+            sa.text("UPDATE memu_segments SET embedding = :v, fp_id = :fp WHERE id = :id"), plan.vectors
+        )
     if plan.inserts:
         conn.execute(
             sa.text(
@@ -197,7 +212,9 @@ def _write_resource(conn: Any, write: ResourceWrite, now: Any, fp_id: int | None
     import sqlalchemy as sa
 
     if write.vector is not None and fp_id is None:
-        raise UsageError(f"resource {write.path}: the commit carries vectors but no fingerprint; set ChangeSet.fingerprint")
+        raise UsageError(
+            f"resource {write.path}: the commit carries vectors but no fingerprint; set ChangeSet.fingerprint"
+        )
     vector = None if write.vector is None else _vector(write.vector, dim, f"resource {write.path}")
     key = {"u": write.scope.user_id, "a": write.scope.agent_id, "p": write.path}
     row = conn.execute(
@@ -243,10 +260,19 @@ def _write_resource(conn: Any, write: ResourceWrite, now: Any, fp_id: int | None
 def _check_text(changes: ChangeSet) -> None:
     """Postgres text cannot hold NUL; say so before anything is written."""
     for write in changes.files:
-        fields = [write.scope.user_id, write.scope.agent_id, write.track, write.name, write.description, write.content]
+        fields = [
+            write.scope.user_id,
+            write.scope.agent_id,
+            write.track,
+            write.name,
+            write.description,
+            write.content,
+        ]
         fields += [t for d in write.segments for t in (d.text, d.context)]
         if any("\x00" in f for f in fields):
-            raise UsageError(f"file {write.track}/{write.name!r} contains a NUL character; remove it and commit again")
+            raise UsageError(
+                f"file {write.track}/{write.name!r} contains a NUL character; remove it and commit again"
+            )
     for res in changes.resources:
         if any("\x00" in f for f in (res.scope.user_id, res.scope.agent_id, res.path, res.description or "")):
             raise UsageError(f"resource {res.path!r} contains a NUL character; remove it and commit again")
@@ -260,7 +286,9 @@ def _check_vectors(changes: ChangeSet) -> None:
         if vector is None:
             continue
         if changes.fingerprint is None:
-            raise UsageError(f"{what}: the change set carries vectors but no fingerprint; set ChangeSet.fingerprint")
+            raise UsageError(
+                f"{what}: the change set carries vectors but no fingerprint; set ChangeSet.fingerprint"
+            )
         if len(vector) != dim:
             raise UsageError(
                 f"{what}: a vector has {len(vector)} dimensions but the fingerprint "
@@ -309,7 +337,9 @@ def delete_file(conn: Any, scope: Scope, track: str, name: str) -> RecallFile | 
     ).one_or_none()
     if row is None:
         return None
-    ids = list(conn.execute(sa.text("SELECT id FROM memu_segments WHERE file_id = :f"), {"f": row.id}).scalars())
+    ids = list(
+        conn.execute(sa.text("SELECT id FROM memu_segments WHERE file_id = :f"), {"f": row.id}).scalars()
+    )
     _stats.adjust(conn, "s", ids, -1)
     conn.execute(sa.text("DELETE FROM memu_files WHERE id = :f"), {"f": row.id})
     _meta.bump_generation(conn)

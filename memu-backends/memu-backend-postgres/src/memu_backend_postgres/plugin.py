@@ -5,10 +5,9 @@ Loaded by memu's plugin manager; it imports only the light store class (no drive
 
 from __future__ import annotations
 
+from memu_backend_postgres.store import PostgresStore
 from memu_core import hookimpl
 from memu_core.interfaces import MemoryStore
-
-from memu_backend_postgres.store import PostgresStore
 
 
 @hookimpl

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
+from memu_backend_postgres._url import ACCEPTED_SCHEMES, display_url, normalise_url
 from memu_core.errors import UsageError
 from memu_core.interfaces import MemoryStore
 from memu_core.types import (
@@ -27,8 +28,6 @@ from memu_core.types import (
     StoredFile,
     Where,
 )
-
-from memu_backend_postgres._url import ACCEPTED_SCHEMES, display_url, normalise_url
 
 T = TypeVar("T")
 
@@ -121,7 +120,9 @@ class PostgresStore(MemoryStore):
 
         return self._reading(
             "reading the generation",
-            lambda conn: int(conn.execute(sa.text("SELECT generation FROM memu_meta WHERE id = 1")).scalar_one()),
+            lambda conn: int(
+                conn.execute(sa.text("SELECT generation FROM memu_meta WHERE id = 1")).scalar_one()
+            ),
         )
 
     # -- planning reads -----------------------------------------------------------------
@@ -234,7 +235,9 @@ class PostgresStore(MemoryStore):
         """Up to ``limit`` rows still needing a vector under ``fingerprint`` (staged ones excluded)."""
         from memu_backend_postgres import _reindex
 
-        return self._reading("listing texts to embed", lambda conn: _reindex.texts_to_embed(conn, fingerprint, limit))
+        return self._reading(
+            "listing texts to embed", lambda conn: _reindex.texts_to_embed(conn, fingerprint, limit)
+        )
 
     def store_vectors(self, fingerprint: Fingerprint, rows: Sequence[tuple[str, str, list[float]]]) -> None:
         """Stage vectors for ``fingerprint``; searches ignore them until :meth:`switch_fingerprint`."""
@@ -246,7 +249,9 @@ class PostgresStore(MemoryStore):
         """Atomically make the staged vectors of ``fingerprint`` live and record it."""
         from memu_backend_postgres import _reindex
 
-        self._writing("switching the fingerprint", lambda conn: _reindex.switch_fingerprint(conn, fingerprint))
+        self._writing(
+            "switching the fingerprint", lambda conn: _reindex.switch_fingerprint(conn, fingerprint)
+        )
 
     def close(self) -> None:
         """Close every pooled connection."""

@@ -60,7 +60,7 @@ _UP = [
         CONSTRAINT memu_files_scope_track_name UNIQUE (user_id, agent_id, track, name)
     )
     """,
-    'CREATE INDEX memu_files_page ON memu_files (track, name, id)',
+    "CREATE INDEX memu_files_page ON memu_files (track, name, id)",
     """
     CREATE TABLE memu_segments (
         id        text PRIMARY KEY,
