@@ -55,6 +55,9 @@ def serve(
 
     if no_tcp and socket_path is None:
         raise UsageError("--no-tcp needs --socket PATH: otherwise there is nothing to listen on")
+    from memu_core._serve.server import single_threaded_math
+
+    single_threaded_math()  # requests run in parallel threads; see its docstring
     backend = open_local_backend()
     listeners = []
     if not no_tcp:
