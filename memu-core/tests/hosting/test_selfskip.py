@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,8 @@ def test_remembered_list_is_bounded_and_fails_open(tmp_path: Path) -> None:
     path = tmp_path / "ids.json"
     path.write_text("{corrupt")
     assert selfskip.load(path) == []
-    for i in range(selfskip.MAX_REMEMBERED + 5):
+    path.write_text(json.dumps([f"id{i}" for i in range(selfskip.MAX_REMEMBERED - 1)]))
+    for i in range(selfskip.MAX_REMEMBERED - 1, selfskip.MAX_REMEMBERED + 5):
         ids = selfskip.remember(path, f"id{i}")
     assert len(ids) == selfskip.MAX_REMEMBERED and ids[-1] == f"id{selfskip.MAX_REMEMBERED + 4}"
 
