@@ -196,3 +196,11 @@ def test_every_host_is_registered() -> None:
 
     hosts = Plugins(environ={}).load().hosts()
     assert set(HOSTS) <= set(hosts)
+
+
+def test_skill_md_routes_to_every_binary() -> None:
+    text = (Path(__file__).parents[1] / "SKILL.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (.+?) \| `(memu-[a-z-]+)` \|$", text, re.M))
+    assert sorted(rows.values()) == sorted(binary for binary, _ in HOSTS.values())
+    for binary in rows.values():
+        assert shutil.which(binary) or Path(sys.executable).with_name(binary).exists(), binary
