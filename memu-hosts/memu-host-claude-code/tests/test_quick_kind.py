@@ -11,7 +11,10 @@ from memu_host_claude_code.source import classify_claude_record, quick_claude_ki
 
 BLOCKS = st.one_of(
     st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=20)}),
-    st.fixed_dictionaries({"type": st.just("thinking"), "thinking": st.text(max_size=20)}),
+    st.fixed_dictionaries(
+        {"type": st.just("thinking"), "thinking": st.text(max_size=20)},
+        optional={"signature": st.text(max_size=8)},
+    ),
     st.fixed_dictionaries(
         {
             "type": st.just("tool_use"),
@@ -64,7 +67,7 @@ RECORDS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=600)
 @given(record=RECORDS)
 def test_fast_path_agrees_with_the_parser(record: dict[str, object]) -> None:
     line = json.dumps(record, separators=(",", ":"), ensure_ascii=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
@@ -52,6 +53,27 @@ def classify_claude_record(obj: dict[str, Any]) -> RecordKind:
     return RecordKind.TOOL if has_tool else RecordKind.OTHER
 
 
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"')
+"""The rest of a JSON string up to and including its closing quote (escapes honoured)."""
+
+
+def _after_thinking(line: str, pos: int) -> int:
+    """The index just past a ``{"type":"thinking","thinking":…[,"signature":…]}`` block at ``pos``, else -1."""
+    head = '{"type":"thinking","thinking":"'
+    if not line.startswith(head, pos):
+        return -1
+    m = _STRING_REST.match(line, pos + len(head))
+    if m is None:
+        return -1
+    end = m.end()
+    if line.startswith(',"signature":"', end):
+        m = _STRING_REST.match(line, end + 14)
+        if m is None:
+            return -1
+        end = m.end()
+    return end + 1 if line.startswith("}", end) else -1
+
+
 def quick_claude_kind(line: str) -> RecordKind | None:
     """The kind of a compact Claude Code line when its text alone decides it, else ``None``.
 
@@ -71,8 +93,12 @@ def quick_claude_kind(line: str) -> RecordKind | None:
     content = line.find('"content":[', msg)
     if content < 0 or line.count("{", msg + 11, content) or line.count("[", msg + 11, content):
         return None
-    # The first block's own keys are short; its type shows within the first few dozen characters.
-    head = line[content + 11 : content + 96]
+    # Skip leading thinking blocks (assistant turns often open with one), then look at the next
+    # block: its own keys are short, so its type shows within the first few dozen characters.
+    pos = content + 11
+    while (after := _after_thinking(line, pos)) > 0 and line.startswith(",", after):
+        pos = after + 1
+    head = line[pos : pos + 96]
     if '"type":"tool_result"' not in head and '"type":"tool_use"' not in head:
         return None
     if '"type":"text"' in line:
