@@ -184,6 +184,7 @@ def test_doctor_reports_each_check(home: Path, capsys: pytest.CaptureFixture[str
     rows = {line.split()[0]: line for line in out.splitlines()}
     assert rows["mode"].endswith("local") and str(home / ".memu") in rows["store"]
     assert rows["embedder"].endswith("none (lexical search only)")
+    assert rows["vectors"].endswith("none stored yet")
     assert rows["retrieval"].startswith("retrieval ok (0 hit(s)")
 
 

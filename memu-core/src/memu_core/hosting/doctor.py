@@ -64,12 +64,29 @@ def run(binary: str, open_backend: Callable[[], AgenticMemoryBackend], out: Text
         return 1
     embedder = result.get("embedder")
     out.write(_row("embedder", _describe_embedder(embedder)) + "\n")
+    if mode == "local":
+        out.write(_row("vectors", _store_fingerprint(settings)) + "\n")
     out.write(_row("search", str(result.get("mode") or "unknown")) + "\n")
     hits = sum(len(result.get(k) or []) for k in ("segments", "files", "resources"))
     out.write(
         _row("retrieval", f"ok ({hits} hit(s) for a smoke-test query; 0 is fine on a new store)") + "\n"
     )
     return 0
+
+
+def _store_fingerprint(settings: Any) -> str:
+    """The embedding space the local store's vectors were made in (they never mix)."""
+    try:
+        from memu_core.runtime import open_store
+
+        store = open_store(settings)
+        try:
+            fp = store.fingerprint()
+        finally:
+            store.close()
+    except Exception as exc:  # the retrieval above already proved the store; this is a detail
+        return f"unknown ({type(exc).__name__})"
+    return fp.describe() if fp is not None else "none stored yet"
 
 
 def _describe_embedder(embedder: Any) -> str:
