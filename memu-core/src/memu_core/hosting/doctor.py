@@ -63,7 +63,12 @@ def run(binary: str, open_backend: Callable[[], AgenticMemoryBackend], out: Text
         err.write(_transport_hint(exc))
         return 1
     embedder = result.get("embedder")
-    out.write(_row("embedder", _describe_embedder(embedder)) + "\n")
+    described = _describe_embedder(embedder)
+    configured = str(getattr(settings, "embed_provider", "") or "")
+    if not embedder and configured and configured != "none":
+        model = str(getattr(settings, "embed_model", "") or "")
+        described = f"{configured}{'/' + model if model else ''} configured, unused by this search (no vectors yet)"
+    out.write(_row("embedder", described) + "\n")
     if mode == "local":
         out.write(_row("vectors", _store_fingerprint(settings)) + "\n")
     out.write(_row("search", str(result.get("mode") or "unknown")) + "\n")
