@@ -67,7 +67,9 @@ def run(binary: str, open_backend: Callable[[], AgenticMemoryBackend], out: Text
     configured = str(getattr(settings, "embed_provider", "") or "")
     if not embedder and configured and configured != "none":
         model = str(getattr(settings, "embed_model", "") or "")
-        described = f"{configured}{'/' + model if model else ''} configured, unused by this search (no vectors yet)"
+        described = (
+            f"{configured}{'/' + model if model else ''} configured, unused by this search (no vectors yet)"
+        )
     out.write(_row("embedder", described) + "\n")
     if mode == "local":
         out.write(_row("vectors", _store_fingerprint(settings)) + "\n")
