@@ -1,6 +1,7 @@
 """Embedding benchmarks: a commit's worth of texts through litellm, and local MiniLM.
 
-Run: ``python tests/bench/bench_embed.py [--runs 5] [--latency 0.02] [--skip-minilm]``
+Run: ``python tests/bench/bench_embed.py [--runs 3] [--latency 0.02] [--skip-minilm]``; prints a
+Markdown section (``tests/bench/run_all.py`` collects it).
 
 Measures, each over several runs (median and min-max printed):
 
@@ -62,11 +63,27 @@ def payload() -> dict[str, object]:
     }
 
 
+NOTES: list[str] = []
+_HEADER_PRINTED = False
+
+
 def stats(label: str, samples: list[float], unit: str = "s") -> None:
-    """Print median and min-max of ``samples``."""
+    """One Markdown table row (median, min-max, n) on stdout, as soon as it is measured."""
+    global _HEADER_PRINTED
+    if not _HEADER_PRINTED:
+        print("## Embeddings (`tests/bench/bench_embed.py`)\n")
+        print("| figure | median | min-max | runs |")
+        print("|---|---|---|---|")
+        _HEADER_PRINTED = True
     med = statistics.median(samples)
     spread = f"{min(samples):.3f}-{max(samples):.3f} {unit}"
-    print(f"{label:<46} median {med:8.3f} {unit}   min-max {spread}   (n={len(samples)})")
+    print(f"| {label.strip()} | {med:.3f} {unit} | {spread} | {len(samples)} |", flush=True)
+
+
+def note(text: str) -> None:
+    """A line printed under the table (and to stderr at once, for a human watching)."""
+    NOTES.append(text)
+    print(text, file=sys.stderr, flush=True)
 
 
 def child_cpu() -> float:
@@ -131,11 +148,11 @@ def bench_embedder_cold(server: EmbeddingServer, runs: int) -> None:
         embeds.append(phases["embed"])
     latency_ms = server.latency * 1000
     requests = server.request_count
-    print(f"\n{len(texts)} texts, {requests} requests per run, {latency_ms:.0f} ms added per request")
-    stats("embedder, cold process wall", walls)
-    stats("embedder, cold process CPU (user+sys)", cpus)
-    stats("  of which litellm import", imports)
-    stats("  of which embedding", embeds)
+    note(f"{len(texts)} texts per commit, {requests} requests each, {latency_ms:.0f} ms added per request.")
+    stats("litellm embedder, 2,100 texts, cold process wall", walls)
+    stats("litellm embedder, cold process CPU (user+sys)", cpus)
+    stats("litellm embedder, cold: `import litellm`", imports)
+    stats("litellm embedder, cold: embedding 2,100 texts", embeds)
 
 
 def fill_store(db: Path, files: int, dimension: int) -> None:
@@ -170,7 +187,7 @@ def fill_store(db: Path, files: int, dimension: int) -> None:
 def bench_commit_cold(server: EmbeddingServer, runs: int, existing: int) -> None:
     memu = shutil.which("memu") or str(Path(sys.executable).with_name("memu"))
     if not Path(memu).exists():
-        print("memu command not installed: skipping the commit benchmark")
+        note("memu command not installed: the commit benchmark was skipped.")
         return
     with tempfile.TemporaryDirectory() as tmp:
         payload_path = Path(tmp) / "payload.json"
@@ -179,7 +196,9 @@ def bench_commit_cold(server: EmbeddingServer, runs: int, existing: int) -> None
         if existing:
             t0 = time.perf_counter()
             fill_store(template, existing, server.dimension)
-            print(f"(filled a store with {existing} files in {time.perf_counter() - t0:.1f} s)")
+            note(
+                f"Filling the store with {existing} files took {time.perf_counter() - t0:.1f} s (not timed)."
+            )
         walls, cpus = [], []
         for run in range(runs):
             db = Path(tmp) / f"run{run}.sqlite3"
@@ -193,12 +212,12 @@ def bench_commit_cold(server: EmbeddingServer, runs: int, existing: int) -> None
             )
             walls.append(time.perf_counter() - start)
             if result.returncode != 0:
-                print(f"memu commit failed: {result.stderr.strip()[:300]}")
+                note(f"memu commit failed: {result.stderr.strip()[:300]}")
                 return
             for suffix in ("", "-wal", "-shm"):
                 Path(str(db) + suffix).unlink(missing_ok=True)
-        stats(f"memu commit 100 files, cold, store of {existing} files", walls)
-        stats("  CPU (user+sys)", cpus)
+        stats(f"`memu commit` 100 new files, cold, into a store of {existing} files: wall", walls)
+        stats(f"`memu commit` into a store of {existing} files: CPU (user+sys)", cpus)
 
 
 CHILD_MINILM_LOAD = textwrap.dedent(
@@ -213,7 +232,7 @@ CHILD_MINILM_LOAD = textwrap.dedent(
 )
 
 
-def bench_minilm(runs: int) -> None:
+def bench_minilm(runs: int, count: int) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     loads = []
     for _ in range(runs):
@@ -226,7 +245,7 @@ def bench_minilm(runs: int) -> None:
     from memu_embed_local import LocalEmbedder
 
     embedder = LocalEmbedder()
-    texts = [line for f in range(FILES) for line in lines_of(f)]
+    texts = [line for f in range(FILES) for line in lines_of(f)][:count]
     embedder.embed(texts[:64])
     rates = []
     for _ in range(runs):
@@ -237,7 +256,9 @@ def bench_minilm(runs: int) -> None:
     try:
         import torch
 
-        print(f"(torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs)")
+        note(
+            f"MiniLM on torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} CPUs."
+        )
     except ImportError:
         pass
 
@@ -246,7 +267,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--runs", type=int, default=5)
+    # The defaults fit run_all.py's two-minute share on an idle 2-core machine.
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--minilm-texts", type=int, default=512, help="texts per MiniLM throughput run")
     parser.add_argument("--latency", type=float, default=0.02, help="seconds added per request")
     parser.add_argument("--dimension", type=int, default=256)
     parser.add_argument("--existing", type=int, default=10_000, help="files already in the store (0 to skip)")
@@ -262,8 +285,18 @@ def main() -> int:
             if args.existing:
                 bench_commit_cold(server, args.runs, args.existing)
     if not args.skip_minilm:
+        bench_minilm(args.runs, args.minilm_texts)
+    try:
+        load = os.getloadavg()[0]
+        note(
+            f"Load average at the end: {load:.1f} on {os.cpu_count()} CPUs (other work inflates wall times)."
+        )
+    except OSError:
+        pass
+    if NOTES:
         print()
-        bench_minilm(args.runs)
+        for line in NOTES:
+            print(f"- {line}")
     return 0
 
 
