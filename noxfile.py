@@ -19,6 +19,12 @@ MEMBERS = [
     "memu-backends/memu-server",
     "memu-hosts/memu-host-claude-code",
     "memu-hosts/memu-host-codex",
+    "memu-hosts/memu-host-cursor",
+    "memu-hosts/memu-host-openclaw",
+    "memu-hosts/memu-host-hermes",
+    "memu-hosts/memu-host-workbuddy",
+    "memu-hosts/memu-host-cola",
+    "memu-hosts/memu-host-generic",
 ]
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
