@@ -39,6 +39,7 @@ and in-process answers are byte-identical."""
 STATUS = "/_memu/status"
 SHUTDOWN = "/_memu/shutdown"
 SELF_CHECK_SECONDS = 2.0
+LOCK_PATIENCE = 0.5
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -308,17 +309,24 @@ def _take_lock(path: Path) -> int:
     import fcntl
 
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        holder = ""
-        with contextlib.suppress(Exception):
-            holder = f" (pid {json.loads(paths.pid_path().read_text(encoding='utf-8'))['pid']})"
-        raise LockBusy(
-            f"memu serve is already running for {paths.run_dir()}{holder}; stop it with `memu serve --stop`"
-        ) from None
-    return fd
+    # A client probing "is a server up?" holds the lock for microseconds; retry briefly so such
+    # a probe never makes a starting server give up.
+    deadline = time.monotonic() + LOCK_PATIENCE
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+    os.close(fd)
+    holder = ""
+    with contextlib.suppress(Exception):
+        holder = f" (pid {json.loads(paths.pid_path().read_text(encoding='utf-8'))['pid']})"
+    raise LockBusy(
+        f"memu serve is already running for {paths.run_dir()}{holder}; stop it with `memu serve --stop`"
+    )
 
 
 def _warm(backend: Any) -> None:
