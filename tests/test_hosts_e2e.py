@@ -33,8 +33,17 @@ def _jsonl(path: Path, *records: dict[str, object]) -> None:
 def _claude(home: Path) -> list[str]:
     _jsonl(
         home / ".claude" / "projects" / "-home-u-app" / "0b5e2c9a-1111-4222-8333-444455556666.jsonl",
-        {"type": "user", "sessionId": "0b5e2c9a", "timestamp": "2026-08-20T10:00:00Z", "message": {"role": "user", "content": FACT}},
-        {"type": "assistant", "timestamp": "2026-08-20T10:00:05Z", "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}},
+        {
+            "type": "user",
+            "sessionId": "0b5e2c9a",
+            "timestamp": "2026-08-20T10:00:00Z",
+            "message": {"role": "user", "content": FACT},
+        },
+        {
+            "type": "assistant",
+            "timestamp": "2026-08-20T10:00:05Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]},
+        },
     )
     return []
 
@@ -43,8 +52,18 @@ def _codex(home: Path) -> list[str]:
     _jsonl(
         home / ".codex" / "sessions" / "2026" / "08" / "20" / "rollout-2026-08-20T10-00-00-0198aaaa.jsonl",
         {"type": "session_meta", "payload": {"id": "0198aaaa", "cwd": "/w"}},
-        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": FACT}]}},
-        {"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Noted."}]}},
+        {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": FACT}]},
+        },
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Noted."}],
+            },
+        },
     )
     return []
 
@@ -54,7 +73,12 @@ def _cursor(home: Path) -> list[str]:
     _jsonl(
         home / ".cursor" / "projects" / "-home-u-app" / "agent-transcripts" / sid / f"{sid}.jsonl",
         {"role": "user", "message": {"content": [{"type": "text", "text": FACT}]}},
-        {"role": "assistant", "message": {"content": [{"type": "text", "text": "Noted."}, {"type": "tool_use", "name": "Shell"}]}},
+        {
+            "role": "assistant",
+            "message": {
+                "content": [{"type": "text", "text": "Noted."}, {"type": "tool_use", "name": "Shell"}]
+            },
+        },
     )
     return []
 
@@ -65,9 +89,12 @@ def _openclaw(home: Path) -> list[str]:
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.executescript(
-        "CREATE TABLE session_windows (session_id TEXT PRIMARY KEY, session_key TEXT, reason TEXT, transcript_updated_at INTEGER) STRICT;"
-        "CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq)) STRICT;"
-        "CREATE TABLE transcript_rewrite_watermarks (session_id TEXT PRIMARY KEY, generation TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT;"
+        "CREATE TABLE session_windows (session_id TEXT PRIMARY KEY, session_key TEXT, reason TEXT,"
+        " transcript_updated_at INTEGER) STRICT;"
+        "CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+        " event_json TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq)) STRICT;"
+        "CREATE TABLE transcript_rewrite_watermarks (session_id TEXT PRIMARY KEY, generation TEXT NOT NULL,"
+        " updated_at INTEGER NOT NULL) STRICT;"
     )
     conn.execute("INSERT INTO session_windows VALUES ('s1', 'agent:main:main', 'new', NULL)")
     conn.execute("INSERT INTO transcript_rewrite_watermarks VALUES ('s1', 'g1', 0)")
@@ -75,10 +102,16 @@ def _openclaw(home: Path) -> list[str]:
         [
             {"type": "session", "id": "s1", "cwd": "/w"},
             {"type": "message", "timestamp": 1752537600000, "message": {"role": "user", "content": FACT}},
-            {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}},
+            {
+                "type": "message",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]},
+            },
         ]
     ):
-        conn.execute("INSERT INTO transcript_events VALUES ('s1', ?, ?, ?)", (seq, json.dumps(entry), 1752537600000 + seq))
+        conn.execute(
+            "INSERT INTO transcript_events VALUES ('s1', ?, ?, ?)",
+            (seq, json.dumps(entry), 1752537600000 + seq),
+        )
     conn.close()
     return []
 
@@ -90,12 +123,15 @@ def _hermes(home: Path) -> list[str]:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.executescript(
         "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, started_at REAL NOT NULL);"
-        "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, role TEXT NOT NULL,"
-        " content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL);"
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
+        " role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT,"
+        " timestamp REAL NOT NULL);"
     )
-    conn.execute("INSERT INTO sessions VALUES ('20260820_100000_a1.b2', 'cli', 100.0)")
-    conn.execute("INSERT INTO messages(session_id, role, content, timestamp) VALUES ('20260820_100000_a1.b2', 'user', ?, 101.0)", (FACT,))
-    conn.execute("INSERT INTO messages(session_id, role, content, timestamp) VALUES ('20260820_100000_a1.b2', 'assistant', 'Noted.', 102.0)")
+    sid = "20260820_100000_a1.b2"
+    conn.execute("INSERT INTO sessions VALUES (?, 'cli', 100.0)", (sid,))
+    insert = "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, ?, ?, ?)"
+    conn.execute(insert, (sid, "user", FACT, 101.0))
+    conn.execute(insert, (sid, "assistant", "Noted.", 102.0))
     conn.close()
     return []
 
@@ -103,7 +139,12 @@ def _hermes(home: Path) -> list[str]:
 def _workbuddy(home: Path) -> list[str]:
     _jsonl(
         home / ".workbuddy" / "projects" / "d-Users-app" / "7c9e6679-7425-40de-944b-e07fc1f90ae7.jsonl",
-        {"type": "message", "role": "user", "timestamp": 1784435392565, "content": [{"type": "input_text", "text": FACT}]},
+        {
+            "type": "message",
+            "role": "user",
+            "timestamp": 1784435392565,
+            "content": [{"type": "input_text", "text": FACT}],
+        },
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Noted."}]},
     )
     return []
@@ -114,7 +155,10 @@ def _cola(home: Path) -> list[str]:
         home / ".cola" / "sessions" / "desktop-local" / "s1.jsonl",
         {"type": "session", "id": "s1", "cwd": str(home)},
         {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": FACT}]}},
-        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}},
+        {
+            "type": "message",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]},
+        },
     )
     return []
 
@@ -141,7 +185,11 @@ HOSTS: dict[str, tuple[str, Callable[[Path], list[str]]]] = {
 
 
 def _runner(home: Path, binary: str, cwd: Path) -> Callable[..., str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMU_", "HERMES_", "CURSOR_", "CLAUDE_CODE_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMU_", "HERMES_", "CURSOR_", "CLAUDE_CODE_"))
+    }
     env.update(HOME=str(home), USERPROFILE=str(home), MEMU_EMBED_PROVIDER="none", MEMU_SERVE_AUTOSTART="0")
     exe = shutil.which(binary) or str(Path(sys.executable).with_name(binary))
 

@@ -7,22 +7,66 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from memu_core.hosting import RecordKind
 from memu_host_cola.source import ColaSource, classify_cola_record
 
-M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
+from memu_core.hosting import RecordKind
+
+M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 RECORDS: list[tuple[dict[str, Any], RecordKind]] = [
-    ({"type": "session", "version": 3, "id": "s-1", "timestamp": "2026-07-26T09:37:00.000Z", "cwd": "/Users/u/notes"}, O),
-    ({"type": "model_change", "timestamp": "2026-07-26T09:37:01.000Z", "provider": "x", "modelId": "y"}, O),
-    ({"type": "thinking_level_change", "thinkingLevel": "low"}, O),
-    ({"type": "message", "message": {"role": "user", "timestamp": "2026-07-26T09:37:18.124Z", "content": [{"type": "text", "text": "Weekly report goes to ops@ every Friday at 16:00."}]}}, M),
-    ({"type": "message", "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": "…"}, {"type": "toolCall", "name": "calendar"}]}}, T),
+    (
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s-1",
+            "timestamp": "2026-07-26T09:37:00.000Z",
+            "cwd": "/Users/u/notes",
+        },
+        D,
+    ),
+    ({"type": "model_change", "timestamp": "2026-07-26T09:37:01.000Z", "provider": "x", "modelId": "y"}, D),
+    ({"type": "thinking_level_change", "thinkingLevel": "low"}, D),
+    (
+        {
+            "type": "message",
+            "message": {
+                "role": "user",
+                "timestamp": "2026-07-26T09:37:18.124Z",
+                "content": [{"type": "text", "text": "Weekly report goes to ops@ every Friday at 16:00."}],
+            },
+        },
+        M,
+    ),
+    (
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": "…"}, {"type": "toolCall", "name": "calendar"}],
+            },
+        },
+        T,
+    ),
     ({"type": "message", "message": {"role": "toolResult", "content": [{"type": "text", "text": "ok"}]}}, T),
-    ({"type": "message", "message": {"role": "assistant", "timestamp": "2026-07-26T09:37:30.000Z", "content": [{"type": "text", "text": "Scheduled for Fridays at 16:00."}]}}, M),
-    ({"type": "message", "message": {"role": "user", "content": "string content is not Cola's shape"}}, O),
-    ({"type": "message", "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": "only"}]}}, O),
-    ({"type": "message", "message": "x"}, O),
+    (
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "timestamp": "2026-07-26T09:37:30.000Z",
+                "content": [{"type": "text", "text": "Scheduled for Fridays at 16:00."}],
+            },
+        },
+        M,
+    ),
+    ({"type": "message", "message": {"role": "user", "content": "string content is not Cola's shape"}}, D),
+    (
+        {
+            "type": "message",
+            "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": "only"}]},
+        },
+        D,
+    ),
+    ({"type": "message", "message": "x"}, D),
 ]
 
 
@@ -60,4 +104,4 @@ def test_a_session_run_in_memus_tree_is_never_mined(tmp_path: Path, monkeypatch:
 
 
 def test_classify_never_raises() -> None:
-    assert classify_cola_record({"type": "message", "message": {"role": "user", "content": [None, 3]}}) is O
+    assert classify_cola_record({"type": "message", "message": {"role": "user", "content": [None, 3]}}) is D

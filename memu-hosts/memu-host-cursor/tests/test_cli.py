@@ -6,11 +6,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from memu_host_cursor.plugin import memu_register_hosts
+from memu_host_cursor.spec import SPEC
 
 from memu_core.hosting import run_host
 from memu_core.hosting.rehearse import call, run_cycle
-from memu_host_cursor.plugin import memu_register_hosts
-from memu_host_cursor.spec import SPEC
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "c0ffee01-1111-4222-8333-444455556666"
@@ -52,8 +52,16 @@ def test_bridging_loop(home: Path) -> None:
     _install_fixtures(home)
     cycle = run_cycle(
         SPEC,
-        memory=("shop-deploys", "How the shop API is deployed", "The shop API ships with ./deploy.sh --blue-green."),
-        skill=("blue-green-deploy", "Deploying the shop API", "1. Run ./deploy.sh --blue-green.\n2. Watch traffic."),
+        memory=(
+            "shop-deploys",
+            "How the shop API is deployed",
+            "The shop API ships with ./deploy.sh --blue-green.",
+        ),
+        skill=(
+            "blue-green-deploy",
+            "Deploying the shop API",
+            "1. Run ./deploy.sh --blue-green.\n2. Watch traffic.",
+        ),
         query="how is the shop API deployed",
     )
     assert "prepared 1 session(s) -> 3 job(s)" in cycle.prepare_out
@@ -61,7 +69,7 @@ def test_bridging_loop(home: Path) -> None:
     assert len(cycle.full) == 5
     assert "committed 2 recall file(s)" in cycle.commit_out
     assert {"shop-deploys", "blue-green-deploy"} <= {f["name"] for f in cycle.retrieved["files"]}
-    code, out, _ = call(SPEC, "prepare")
+    _code, out, _ = call(SPEC, "prepare")
     assert "prepared 0 session(s)" in out
 
 

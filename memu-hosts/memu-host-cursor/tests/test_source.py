@@ -7,14 +7,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from memu_core.hosting import RecordKind
 from memu_host_cursor.source import CursorSource, classify_cursor_record
 
-M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
+from memu_core.hosting import RecordKind
+
+M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "c0ffee01-1111-4222-8333-444455556666"
-KINDS = [M, M, T, T, M, O, O, O, O]
+KINDS = [M, M, T, T, M, D, D, D, D]
 """user prose, prose + narrated tool call, bare tool_use, bare tool_result, string content,
 system, thinking-only, non-dict message, blank string."""
 
@@ -69,9 +69,9 @@ def test_newest_first_across_projects(projects: Path) -> None:
     [
         ([{"type": "text", "text": "a"}, {"type": "tool_result"}], M),
         ([{"type": "tool_use"}, {"type": "tool_result"}], T),
-        ([{"type": "image"}], O),
-        ([], O),
-        (3, O),
+        ([{"type": "image"}], D),
+        ([], D),
+        (3, D),
     ],
 )
 def test_block_table(content: object, kind: RecordKind) -> None:

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from memu_host_generic.plugin import memu_register_hosts
+from memu_host_generic.spec import SPEC
 
 from memu_core.hosting import run_host
 from memu_core.hosting.rehearse import call, run_cycle
-from memu_host_generic.plugin import memu_register_hosts
-from memu_host_generic.spec import SPEC
 
 
 def test_plugin_registers_the_spec() -> None:
@@ -34,7 +34,11 @@ def test_bridging_loop_in_its_own_tree(home: Path) -> None:
     logs = home / ".myagent" / "logs"
     logs.mkdir(parents=True)
     mixed = [
-        {"type": "user", "cwd": "/srv/api", "message": {"content": "Our API rate limit is 600 requests per minute per key."}},
+        {
+            "type": "user",
+            "cwd": "/srv/api",
+            "message": {"content": "Our API rate limit is 600 requests per minute per key."},
+        },
         {"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Grep"}]}},
         {"role": "tool", "content": "limits.py:12 RATE=600"},
         {"role": "assistant", "content": "Confirmed: 600 requests per minute."},
@@ -42,7 +46,9 @@ def test_bridging_loop_in_its_own_tree(home: Path) -> None:
     ]
     (logs / "s1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in mixed))
     base = home / ".memu" / "hosts" / "agent-myagent"
-    (logs / "run.jsonl").write_text(json.dumps({"type": "user", "cwd": str(base), "message": {"content": "run the memu task"}}) + "\n")
+    (logs / "run.jsonl").write_text(
+        json.dumps({"type": "user", "cwd": str(base), "message": {"content": "run the memu task"}}) + "\n"
+    )
     cycle = run_cycle(
         SPEC,
         prepare_args=("--session-dir", str(logs)),
@@ -54,7 +60,7 @@ def test_bridging_loop_in_its_own_tree(home: Path) -> None:
     assert "prepared 1 session(s) -> 3 job(s)" in cycle.prepare_out
     assert len(cycle.conversation) == 2 and len(cycle.full) == 4
     assert {"api-limits", "check-rate-limit"} <= {f["name"] for f in cycle.retrieved["files"]}
-    job = (base / ".session_manifest.agent.json")
+    job = base / ".session_manifest.agent.json"
     assert job.exists() and not (home / ".memu" / "hosts" / "agent").exists()
 
 
@@ -63,7 +69,7 @@ def test_resource_job_names_the_custom_tree(home: Path) -> None:
     logs.mkdir()
     (logs / "s.jsonl").write_text(json.dumps({"role": "user", "content": "hi"}) + "\n")
     base = home / "trees" / "bot"
-    code, out, err = call(SPEC, "prepare", "--session-dir", str(logs), "--base-dir", str(base))
+    code, _out, err = call(SPEC, "prepare", "--session-dir", str(logs), "--base-dir", str(base))
     assert code == 0, err
     resource_job = (base / "jobs" / "3.txt").read_text()
     assert f"memu-agent verify-resources --base-dir {base}" in resource_job

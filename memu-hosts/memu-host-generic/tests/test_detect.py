@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from memu_core.hosting.rehearse import call
 from memu_host_generic import detect
 from memu_host_generic.spec import SPEC
+
+from memu_core.hosting.rehearse import call
 
 
 def _jsonl(path: Path, *records: dict[str, object]) -> None:
@@ -21,7 +21,9 @@ def _jsonl(path: Path, *records: dict[str, object]) -> None:
 @pytest.fixture
 def synthetic_home(home: Path) -> Path:
     # A dedicated host.
-    _jsonl(home / ".codex" / "sessions" / "2026" / "r.jsonl", {"payload": {"type": "message", "role": "user"}})
+    _jsonl(
+        home / ".codex" / "sessions" / "2026" / "r.jsonl", {"payload": {"type": "message", "role": "user"}}
+    )
     # A Claude-lineage agent with its own instruction file: both seams work.
     _jsonl(
         home / ".myagent" / "logs" / "proj" / "s1.jsonl",
@@ -35,7 +37,9 @@ def synthetic_home(home: Path) -> Path:
     # A SQLite-only agent with a SOUL.md one level down.
     db = home / ".sqlagent" / "state.db"
     db.parent.mkdir()
-    sqlite3.connect(db).execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, role TEXT, content TEXT)").connection.close()
+    sqlite3.connect(db).execute(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY, role TEXT, content TEXT)"
+    ).connection.close()
     (home / ".sqlagent" / "persona").mkdir()
     (home / ".sqlagent" / "persona" / "SOUL.md").write_text("be kind\n")
     # Tool-only logs.
@@ -52,17 +56,35 @@ def test_survey(synthetic_home: Path) -> None:
     code, out, _ = call(SPEC, "detect")
     assert code == 0
     blocks = {b.splitlines()[0]: b for b in out.strip().split("\n\n")}
-    assert [k for k in blocks if k.startswith("~")] == ["~/.codex", "~/.myagent", "~/.sqlagent", "~/.strange", "~/.toolbox"]
+    assert [k for k in blocks if k.startswith("~")] == [
+        "~/.codex",
+        "~/.myagent",
+        "~/.sqlagent",
+        "~/.strange",
+        "~/.toolbox",
+    ]
     assert "use `memu-codex`" in blocks["~/.codex"] and "next: memu-codex docs install" in blocks["~/.codex"]
     mine = blocks["~/.myagent"]
-    assert "memorization: works — 1 session file(s) in ~/.myagent/logs/proj, 3/3 sampled record(s) recognized (2 conversation, 1 tool)" in mine
+    assert (
+        "memorization: works — 1 session file(s) in ~/.myagent/logs/proj, "
+        "3/3 sampled record(s) recognized (2 conversation, 1 tool)" in mine
+    )
     assert "retrieval: works — instruction file ~/.myagent/AGENTS.md" in mine and "verdict: both" in mine
-    assert "next: memu-agent prepare --session-dir ~/.myagent/logs/proj --base-dir ~/.memu/hosts/agent-myagent" in mine
+    assert (
+        "next: memu-agent prepare --session-dir ~/.myagent/logs/proj --base-dir ~/.memu/hosts/agent-myagent"
+        in mine
+    )
     assert "next: memu-agent install-instruction --path ~/.myagent/AGENTS.md" in mine
     sql = blocks["~/.sqlagent"]
     assert "sessions likely live in ~/.sqlagent/state.db (SQLite" in sql
-    assert "retrieval: works — instruction file ~/.sqlagent/persona/SOUL.md" in sql and "verdict: retrieval" in sql
-    assert "no record matched a known dialect" in blocks["~/.strange"] and "verdict: neither" in blocks["~/.strange"]
+    assert (
+        "retrieval: works — instruction file ~/.sqlagent/persona/SOUL.md" in sql
+        and "verdict: retrieval" in sql
+    )
+    assert (
+        "no record matched a known dialect" in blocks["~/.strange"]
+        and "verdict: neither" in blocks["~/.strange"]
+    )
     assert "hold only tool records" in blocks["~/.toolbox"]
     assert out.rstrip().splitlines()[-1].startswith("  retrieval    → memu-agent install-instruction")
 
@@ -72,7 +94,9 @@ def test_survey_json(synthetic_home: Path) -> None:
     assert code == 0
     agents = {Path(a["path"]).name: a for a in json.loads(out)["agents"]}
     assert agents[".myagent"]["verdict"] == "both" and agents[".myagent"]["messages"] == 2
-    assert agents[".sqlagent"]["memorization"] is False and agents[".sqlagent"]["sqlite_files"][0].endswith("state.db")
+    assert agents[".sqlagent"]["memorization"] is False and agents[".sqlagent"]["sqlite_files"][0].endswith(
+        "state.db"
+    )
     assert agents[".codex"]["dedicated"] == "memu-codex"
     assert agents[".strange"]["verdict"] == "neither"
 

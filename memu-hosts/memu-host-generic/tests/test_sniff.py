@@ -9,32 +9,51 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from memu_core.hosting import RecordKind
 from memu_host_generic.source import GenericSource, sniff
 
-M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
+from memu_core.hosting import RecordKind
+
+M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 
 CASES: list[tuple[str, dict[str, Any], RecordKind]] = [
     # 1. payload-wrapped (Codex)
-    ("codex user", {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}, M),
+    (
+        "codex user",
+        {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        },
+        M,
+    ),
     ("codex call", {"type": "response_item", "payload": {"type": "function_call", "name": "shell"}}, T),
     ("codex custom tool", {"type": "response_item", "payload": {"type": "custom_tool_call_output"}}, T),
-    ("codex reasoning", {"type": "response_item", "payload": {"type": "reasoning"}}, O),
-    ("codex developer", {"payload": {"type": "message", "role": "developer"}}, O),
+    ("codex reasoning", {"type": "response_item", "payload": {"type": "reasoning"}}, D),
+    ("codex developer", {"payload": {"type": "message", "role": "developer"}}, D),
     # 2. typed message tree (OpenClaw / pi / Cola)
     ("pi user", {"type": "message", "message": {"role": "user", "content": "hi"}}, M),
     ("pi toolResult", {"type": "message", "message": {"role": "toolResult", "content": []}}, T),
     ("pi tool", {"type": "message", "message": {"role": "tool"}}, T),
-    ("pi header", {"type": "session", "id": "s", "cwd": "/w"}, O),
+    ("pi header", {"type": "session", "id": "s", "cwd": "/w"}, D),
     # 3. typed block records (Claude)
     ("claude prose", {"type": "user", "message": {"role": "user", "content": "fix it"}}, M),
-    ("claude meta", {"type": "user", "isMeta": True, "message": {"content": [{"type": "text", "text": "caveat"}]}}, O),
-    ("claude tool_use", {"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Bash"}]}}, T),
-    ("claude thinking", {"type": "assistant", "message": {"content": [{"type": "thinking"}]}}, O),
-    ("claude odd content", {"type": "assistant", "message": {"content": 7}}, O),
+    (
+        "claude meta",
+        {"type": "user", "isMeta": True, "message": {"content": [{"type": "text", "text": "caveat"}]}},
+        D,
+    ),
+    (
+        "claude tool_use",
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Bash"}]}},
+        T,
+    ),
+    ("claude thinking", {"type": "assistant", "message": {"content": [{"type": "thinking"}]}}, D),
+    ("claude odd content", {"type": "assistant", "message": {"content": 7}}, D),
     # 4. role + message (Cursor)
-    ("cursor narrated", {"role": "assistant", "message": {"content": [{"type": "text", "text": "ok"}, {"type": "tool_use"}]}}, M),
+    (
+        "cursor narrated",
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "ok"}, {"type": "tool_use"}]}},
+        M,
+    ),
     ("cursor bare tool", {"role": "assistant", "message": {"content": [{"type": "tool_result"}]}}, T),
     # 5. flat chat rows (OpenAI / Hermes)
     ("flat tool", {"role": "tool", "content": "removed"}, T),
@@ -42,10 +61,14 @@ CASES: list[tuple[str, dict[str, Any], RecordKind]] = [
     ("flat user", {"role": "user", "content": "hello"}, M),
     ("flat dict content", {"role": "assistant", "content": {"weird": 1}}, M),
     ("flat tool_calls", {"role": "assistant", "content": "", "tool_calls": [{"name": "x"}]}, T),
-    ("flat system", {"role": "system", "content": "be nice"}, O),
+    ("flat system", {"role": "system", "content": "be nice"}, D),
     # fail closed
-    ("workbuddy prose is not a known dialect", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "x"}]}, O),
-    ("unknown", {"event": "tick", "n": 1}, O),
+    (
+        "workbuddy prose is not a known dialect",
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "x"}]},
+        D,
+    ),
+    ("unknown", {"event": "tick", "n": 1}, D),
 ]
 
 
@@ -56,14 +79,24 @@ def test_dialects(label: str, record: dict[str, Any], kind: RecordKind) -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["type", "role", "message", "payload", "content", "isMeta", "tool_calls", "tool_call_id"]) | st.text(max_size=3), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["type", "role", "message", "payload", "content", "isMeta", "tool_calls", "tool_call_id"]
+            )
+            | st.text(max_size=3),
+            inner,
+            max_size=4,
+        )
+    ),
     max_leaves=12,
 )
 
 
 @given(json_values)
 def test_never_raises(value: Any) -> None:
-    assert GenericSource("/x").classify(json.dumps(value)) in (M, T, O)
+    assert GenericSource("/x").classify(json.dumps(value)) in (M, T, D)
 
 
 def test_timestamps_from_payload_and_epoch(tmp_path: Path) -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memu_host_hermes.plugin import memu_register_hosts
+from memu_host_hermes.spec import SPEC
 
 from memu_core.hosting import run_host
 from memu_core.hosting.rehearse import call, run_cycle
-from memu_host_hermes.plugin import memu_register_hosts
-from memu_host_hermes.spec import SPEC
 
 NEW = "20260802_100000_ef34.gh"
 
@@ -43,7 +43,11 @@ def test_bridging_loop_with_self_skip(home: Path, hermes_db: Any, monkeypatch: p
     monkeypatch.setenv("HERMES_SESSION_ID", "run.42")
     cycle = run_cycle(
         SPEC,
-        memory=("build-cache", "How the build cache is cleaned", "Clean the build cache with make clean-cache."),
+        memory=(
+            "build-cache",
+            "How the build cache is cleaned",
+            "Clean the build cache with make clean-cache.",
+        ),
         skill=("clean-cache", "Cleaning the build cache", "1. make clean-cache\n2. never rm -rf build/"),
         query="how do I clean the build cache",
     )

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memu_host_hermes.source import HermesSource, classify_hermes_record, state_db_path
 
 from memu_core.hosting import RecordKind
 from memu_core.hosting.sqlite_ro import connect_readonly, readonly_uri
-from memu_host_hermes.source import HermesSource, classify_hermes_record, state_db_path
 
-M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
+M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 NEW = "20260802_100000_ef34.gh"
 OLD = "20260801_090000_ab12.cd"
 
@@ -29,7 +29,7 @@ def test_sessions_newest_first_keyed_by_full_id(hermes_db: Any) -> None:
 def test_every_row_type_in_insertion_order(hermes_db: Any) -> None:
     source = HermesSource(hermes_db.path)
     read = source.read_incremental(source.discover()[0], None)
-    assert [r.kind for r in read.records] == [O, M, T, T, M]
+    assert [r.kind for r in read.records] == [D, M, T, T, M]
     assert read.records[0].text == '{"role": "system", "content": "you are hermes", "timestamp": 200.0}'
     assert '"tool_calls": "[{\\"name\\"' in read.records[2].text  # stays a JSON string
     assert read.last_timestamp == "1970-01-01T00:03:24+00:00"  # seconds, no ms guess
@@ -58,7 +58,9 @@ def test_reads_while_the_host_holds_the_write_lock(hermes_db: Any) -> None:
     writer.execute("COMMIT")
     [latest, _] = source.discover()
     again = source.read_incremental(latest, first.cursor)
-    assert [r.text for r in again.records] == ['{"role": "user", "content": "uncommitted question", "timestamp": 300.0}']
+    assert [r.text for r in again.records] == [
+        '{"role": "user", "content": "uncommitted question", "timestamp": 300.0}'
+    ]
     assert again.cursor["lines"] == 6
 
 
@@ -76,11 +78,11 @@ def test_state_db_location(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("row", "kind"),
     [
-        ({"role": "assistant", "content": "", "tool_calls": "[]"}, O),
+        ({"role": "assistant", "content": "", "tool_calls": "[]"}, D),
         ({"role": "assistant", "content": "", "tool_calls": "[{}]"}, T),
-        ({"role": "user"}, O),
+        ({"role": "user"}, D),
         ({"role": "tool"}, T),
-        ({"role": "developer", "content": "x"}, O),
+        ({"role": "developer", "content": "x"}, D),
     ],
 )
 def test_row_table(row: dict[str, Any], kind: RecordKind) -> None:

@@ -57,11 +57,16 @@ class AgentStore:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.executescript(SCHEMA)
 
-    def window(self, sid: str, key: str | None = None, generation: str = "g1", updated: int | None = None) -> None:
+    def window(
+        self, sid: str, key: str | None = None, generation: str = "g1", updated: int | None = None
+    ) -> None:
         self.conn.execute(
-            "INSERT OR REPLACE INTO session_windows VALUES (?, ?, 'new', ?)", (sid, key or f"agent:main:main:{sid}", updated)
+            "INSERT OR REPLACE INTO session_windows VALUES (?, ?, 'new', ?)",
+            (sid, key or f"agent:main:main:{sid}", updated),
         )
-        self.conn.execute("INSERT OR REPLACE INTO transcript_rewrite_watermarks VALUES (?, ?, 0)", (sid, generation))
+        self.conn.execute(
+            "INSERT OR REPLACE INTO transcript_rewrite_watermarks VALUES (?, ?, 0)", (sid, generation)
+        )
 
     def events(self, sid: str, *entries: dict[str, Any], at_ms: int = 1_752_537_600_000) -> None:
         (start,) = self.conn.execute(
@@ -69,14 +74,19 @@ class AgentStore:
         ).fetchone()
         for n, entry in enumerate(entries):
             self.conn.execute(
-                "INSERT INTO transcript_events VALUES (?, ?, ?, ?)", (sid, start + n, json.dumps(entry), at_ms + n)
+                "INSERT INTO transcript_events VALUES (?, ?, ?, ?)",
+                (sid, start + n, json.dumps(entry), at_ms + n),
             )
 
     def rewrite(self, sid: str, generation: str, *entries: dict[str, Any], at_ms: int) -> None:
         """A compaction rewrite: the session's events replaced, ``seq`` restarting at 0."""
         self.conn.execute("DELETE FROM transcript_events WHERE session_id = ?", (sid,))
-        self.conn.execute("UPDATE transcript_rewrite_watermarks SET generation = ? WHERE session_id = ?", (generation, sid))
-        self.conn.execute("UPDATE session_windows SET transcript_updated_at = ? WHERE session_id = ?", (at_ms, sid))
+        self.conn.execute(
+            "UPDATE transcript_rewrite_watermarks SET generation = ? WHERE session_id = ?", (generation, sid)
+        )
+        self.conn.execute(
+            "UPDATE session_windows SET transcript_updated_at = ? WHERE session_id = ?", (at_ms, sid)
+        )
         self.events(sid, *entries, at_ms=at_ms)
 
     def close(self) -> None:
@@ -85,7 +95,11 @@ class AgentStore:
 
 def _msg(role: str, text: str, **extra: Any) -> dict[str, Any]:
     """A ``message`` entry with one text block."""
-    return {"type": "message", **extra, "message": {"role": role, "content": [{"type": "text", "text": text}]}}
+    return {
+        "type": "message",
+        **extra,
+        "message": {"role": role, "content": [{"type": "text", "text": text}]},
+    }
 
 
 @pytest.fixture

@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from memu_core.hosting import run_host
-from memu_core.hosting.rehearse import call, run_cycle
 from memu_host_openclaw.plugin import memu_register_hosts
 from memu_host_openclaw.spec import SPEC
 
+from memu_core.hosting import run_host
+from memu_core.hosting.rehearse import call, run_cycle
 
 
 def test_plugin_registers_the_spec() -> None:
@@ -29,14 +28,16 @@ def test_docs_print_rendered_guides(topic: str, capsys: pytest.CaptureFixture[st
 
 def test_skill_and_pointer(home: Path) -> None:
     assert call(SPEC, "install-instruction")[0] == 0
-    assert "memu-openclaw retrieve" in (home / ".openclaw" / "skills" / "memu-retrieve" / "SKILL.md").read_text()
+    assert (
+        "memu-openclaw retrieve" in (home / ".openclaw" / "skills" / "memu-retrieve" / "SKILL.md").read_text()
+    )
     assert "memu:begin" in (home / ".openclaw" / "workspace" / "AGENTS.md").read_text()
 
 
 def test_register_cron_job_validates_the_id(home: Path) -> None:
     code, _, err = call(SPEC, "register-cron-job", "--job-id", "bad id;rm")
     assert code == 2 and "not valid" in err
-    code, out, _ = call(SPEC, "register-cron-job", "--job-id", " job-7 ")
+    code, _out, _ = call(SPEC, "register-cron-job", "--job-id", " job-7 ")
     assert code == 0
     reg = home / ".memu" / "hosts" / "openclaw" / ".cron_job.openclaw.json"
     assert json.loads(reg.read_text()) == {"job_id": "job-7"}
@@ -68,7 +69,11 @@ def test_bridging_loop_skips_the_registered_cron_runs(home: Path, make_store: An
     assert call(SPEC, "register-cron-job", "--job-id", "job-7")[0] == 0
     cycle = run_cycle(
         SPEC,
-        memory=("staging-db", "How staging data is refreshed", "Staging restores nightly from the 02:00 snapshot."),
+        memory=(
+            "staging-db",
+            "How staging data is refreshed",
+            "Staging restores nightly from the 02:00 snapshot.",
+        ),
         skill=("restore-staging", "Restoring staging", "1. Take the 02:00 snapshot.\n2. Restore it."),
         query="when is the staging database restored",
     )

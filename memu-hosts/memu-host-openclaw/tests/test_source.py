@@ -8,23 +8,51 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memu_host_openclaw.source import OpenClawSource, classify_openclaw_record
 
 from memu_core.hosting import RecordKind
 from memu_core.hosting.source import TranscriptReadError
-from memu_host_openclaw.source import OpenClawSource, classify_openclaw_record
 
-M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
+M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 ENTRIES: list[tuple[dict[str, Any], RecordKind]] = [
-    ({"type": "session", "version": 3, "id": "s1", "cwd": "/w", "timestamp": "2025-07-15T00:00:00.000Z"}, O),
-    ({"type": "model_change", "provider": "anthropic", "modelId": "claude"}, O),
-    ({"type": "thinking_level_change", "thinkingLevel": "high"}, O),
-    ({"type": "message", "id": "e1", "parentId": "e0", "timestamp": 1752537600000, "message": {"role": "user", "content": "hi"}}, M),
-    ({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "hey"}, {"type": "toolCall", "name": "exec"}]}}, M),
-    ({"type": "message", "message": {"role": "toolResult", "toolName": "exec", "content": [{"type": "text", "text": "ok"}]}}, T),
-    ({"type": "custom", "customType": "note", "data": {}}, O),
-    ({"type": "compaction", "summary": "…", "firstKeptEntryId": "e1"}, O),
-    ({"type": "reset", "reason": "new", "firstKeptEntryId": "e9"}, O),
-    ({"type": "message", "message": {"role": "bashExecution", "content": "ls"}}, O),
+    ({"type": "session", "version": 3, "id": "s1", "cwd": "/w", "timestamp": "2025-07-15T00:00:00.000Z"}, D),
+    ({"type": "model_change", "provider": "anthropic", "modelId": "claude"}, D),
+    ({"type": "thinking_level_change", "thinkingLevel": "high"}, D),
+    (
+        {
+            "type": "message",
+            "id": "e1",
+            "parentId": "e0",
+            "timestamp": 1752537600000,
+            "message": {"role": "user", "content": "hi"},
+        },
+        M,
+    ),
+    (
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "hey"}, {"type": "toolCall", "name": "exec"}],
+            },
+        },
+        M,
+    ),
+    (
+        {
+            "type": "message",
+            "message": {
+                "role": "toolResult",
+                "toolName": "exec",
+                "content": [{"type": "text", "text": "ok"}],
+            },
+        },
+        T,
+    ),
+    ({"type": "custom", "customType": "note", "data": {}}, D),
+    ({"type": "compaction", "summary": "…", "firstKeptEntryId": "e1"}, D),
+    ({"type": "reset", "reason": "new", "firstKeptEntryId": "e9"}, D),
+    ({"type": "message", "message": {"role": "bashExecution", "content": "ls"}}, D),
 ]
 
 
@@ -44,7 +72,9 @@ def test_containers_merge_newest_first(agents: Path, store: Any) -> None:
     store.window("stored-new")
     store.events("stored-new", *[e for e, _ in ENTRIES], at_ms=2_000_000_000_000)  # 2033
     store.window("empty")  # a window without events takes no slot
-    _legacy(agents, "main", "stored-new.jsonl", ENTRIES[3][0], mtime=2_100_000_000)  # leftover: the store wins
+    _legacy(
+        agents, "main", "stored-new.jsonl", ENTRIES[3][0], mtime=2_100_000_000
+    )  # leftover: the store wins
     _legacy(agents, "main", "old.jsonl", ENTRIES[3][0], mtime=1_000_000_000)
     _legacy(agents, "main", "topic-1.jsonl", ENTRIES[3][0], mtime=1_900_000_000)
     _legacy(agents, "main", "x.trajectory.jsonl", ENTRIES[3][0], mtime=2_200_000_000)
@@ -58,7 +88,7 @@ def test_containers_merge_newest_first(agents: Path, store: Any) -> None:
         "main/sessions/topic-1.jsonl",
         "main/sessions/old.jsonl",
     ]
-    assert [source.session_id(s.path) for s in found][0] == "main/stored-new"
+    assert next(source.session_id(s.path) for s in found) == "main/stored-new"
     read = source.read_incremental(found[0], None)
     assert [r.kind for r in read.records] == [k for _, k in ENTRIES]
     assert read.cursor["container"] == "sqlite" and read.cursor["lines"] == len(ENTRIES)
@@ -80,7 +110,9 @@ def test_rewrite_generation_restarts_and_legacy_cursor_replays(agents: Path, sto
     store.rewrite("s", "g2", msg("user", "summary of before"), at_ms=1_752_537_800_000)
     [session] = source.discover()
     rotated = source.read_incremental(session, more.cursor)
-    assert [json.loads(r.text)["message"]["content"][0]["text"] for r in rotated.records] == ["summary of before"]
+    assert [json.loads(r.text)["message"]["content"][0]["text"] for r in rotated.records] == [
+        "summary of before"
+    ]
     assert rotated.cursor["generation"] == "g2" and rotated.cursor["lines"] == 1
 
 
@@ -117,7 +149,11 @@ def test_an_unreadable_store_is_skipped(agents: Path, msg: Any) -> None:
 
 @pytest.mark.parametrize(
     ("stamp", "iso"),
-    [(1752537600000, "2025-07-15T00:00:00+00:00"), (1752537600, "2025-07-15T00:00:00+00:00"), ("2025-07-15T01:00:00Z", "2025-07-15T01:00:00Z")],
+    [
+        (1752537600000, "2025-07-15T00:00:00+00:00"),
+        (1752537600, "2025-07-15T00:00:00+00:00"),
+        ("2025-07-15T01:00:00Z", "2025-07-15T01:00:00Z"),
+    ],
 )
 def test_timestamps_normalised(agents: Path, stamp: object, iso: str, msg: Any) -> None:
     path = _legacy(agents, "main", "t.jsonl", msg("user", "x", timestamp=stamp), mtime=1_000_000_000)

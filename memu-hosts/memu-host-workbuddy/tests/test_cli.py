@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from memu_host_workbuddy.plugin import memu_register_hosts
+from memu_host_workbuddy.spec import SPEC
 
 from memu_core.hosting import run_host
 from memu_core.hosting.instruction import begin_marker
 from memu_core.hosting.rehearse import call, run_cycle
-from memu_host_workbuddy.plugin import memu_register_hosts
-from memu_host_workbuddy.spec import SPEC
 
 
 def test_plugin_registers_the_spec() -> None:
@@ -49,19 +49,44 @@ def test_bridging_loop_without_its_own_runs(home: Path) -> None:
     user = projects / "d-Users-shop" / "7c9e6679-7425-40de-944b-e07fc1f90ae7.jsonl"
     user.parent.mkdir(parents=True)
     rows = [
-        {"type": "message", "role": "user", "timestamp": 1784435392565, "content": [{"type": "input_text", "text": "Invoices are always exported as CSV with a semicolon separator."}]},
+        {
+            "type": "message",
+            "role": "user",
+            "timestamp": 1784435392565,
+            "content": [
+                {
+                    "type": "input_text",
+                    "text": "Invoices are always exported as CSV with a semicolon separator.",
+                }
+            ],
+        },
         {"type": "function_call", "name": "Bash", "callId": "c1", "arguments": "{}"},
-        {"type": "function_call_result", "name": "Bash", "callId": "c1", "output": {"type": "text", "text": "ok"}},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Exported with ';' as the separator."}]},
+        {
+            "type": "function_call_result",
+            "name": "Bash",
+            "callId": "c1",
+            "output": {"type": "text", "text": "ok"},
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Exported with ';' as the separator."}],
+        },
     ]
     user.write_text("".join(json.dumps(r) + "\n" for r in rows))
     own_project = str(home / ".memu" / "hosts" / "workbuddy").replace("/", "-")
     own = projects / own_project / "run.jsonl"
     own.parent.mkdir(parents=True)
-    own.write_text(json.dumps({"type": "message", "role": "user", "content": "run the memu bridging task"}) + "\n")
+    own.write_text(
+        json.dumps({"type": "message", "role": "user", "content": "run the memu bridging task"}) + "\n"
+    )
     cycle = run_cycle(
         SPEC,
-        memory=("invoice-export", "How invoices are exported", "Invoices export as CSV with a semicolon separator."),
+        memory=(
+            "invoice-export",
+            "How invoices are exported",
+            "Invoices export as CSV with a semicolon separator.",
+        ),
         skill=("export-invoices", "Exporting invoices", "1. Export CSV.\n2. Use ';' as the separator."),
         query="which separator do invoice exports use",
     )

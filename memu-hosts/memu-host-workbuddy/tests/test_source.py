@@ -7,22 +7,63 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from memu_core.hosting import RecordKind
 from memu_host_workbuddy.source import WorkBuddySource, classify_workbuddy_record
 
-M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
+from memu_core.hosting import RecordKind
+
+M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 RECORDS: list[tuple[dict[str, Any], RecordKind]] = [
-    ({"type": "ai-title", "aiTitle": "Fix the flaky test"}, O),
-    ({"type": "message", "role": "user", "timestamp": 1784435392565, "content": [{"type": "input_text", "text": "The payments test is flaky; always run it with --runInBand."}]}, M),
-    ({"type": "reasoning", "rawContent": [{"type": "reasoning_text", "text": "think"}]}, O),
-    ({"type": "function_call", "name": "Bash", "callId": "chatcmpl-tool-abc123", "arguments": "{\"command\": \"npm test -- --runInBand\"}"}, T),
-    ({"type": "function_call_result", "name": "Bash", "callId": "chatcmpl-tool-abc123", "status": "completed", "output": {"type": "text", "text": "42 passed"}}, T),
-    ({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Passing with --runInBand."}]}, M),
-    ({"type": "message", "role": "assistant", "content": [{"type": "text", "text": "text blocks are not WorkBuddy prose"}]}, O),
+    ({"type": "ai-title", "aiTitle": "Fix the flaky test"}, D),
+    (
+        {
+            "type": "message",
+            "role": "user",
+            "timestamp": 1784435392565,
+            "content": [
+                {"type": "input_text", "text": "The payments test is flaky; always run it with --runInBand."}
+            ],
+        },
+        M,
+    ),
+    ({"type": "reasoning", "rawContent": [{"type": "reasoning_text", "text": "think"}]}, D),
+    (
+        {
+            "type": "function_call",
+            "name": "Bash",
+            "callId": "chatcmpl-tool-abc123",
+            "arguments": '{"command": "npm test -- --runInBand"}',
+        },
+        T,
+    ),
+    (
+        {
+            "type": "function_call_result",
+            "name": "Bash",
+            "callId": "chatcmpl-tool-abc123",
+            "status": "completed",
+            "output": {"type": "text", "text": "42 passed"},
+        },
+        T,
+    ),
+    (
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Passing with --runInBand."}],
+        },
+        M,
+    ),
+    (
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "text blocks are not WorkBuddy prose"}],
+        },
+        D,
+    ),
     ({"type": "message", "role": "user", "content": "plain string turn"}, M),
-    ({"type": "message", "role": "system", "content": "sys"}, O),
-    ({"type": "file-history-snapshot", "snapshot": {}}, O),
+    ({"type": "message", "role": "system", "content": "sys"}, D),
+    ({"type": "file-history-snapshot", "snapshot": {}}, D),
 ]
 
 
@@ -53,7 +94,10 @@ def test_the_bridging_runs_project_is_passed_over(tmp_path: Path, monkeypatch: p
     assert [s.path.stem for s in WorkBuddySource(tmp_path / "p").discover()] == ["work"]
 
 
-@pytest.mark.parametrize(("stamp", "iso"), [(1784435392, "2026-07-19T04:29:52+00:00"), ("2026-07-19T04:29:52Z", "2026-07-19T04:29:52Z")])
+@pytest.mark.parametrize(
+    ("stamp", "iso"),
+    [(1784435392, "2026-07-19T04:29:52+00:00"), ("2026-07-19T04:29:52Z", "2026-07-19T04:29:52Z")],
+)
 def test_seconds_and_strings(tmp_path: Path, stamp: object, iso: str) -> None:
     write(tmp_path, "p", "s", [{**RECORDS[1][0], "timestamp": stamp}])
     source = WorkBuddySource(tmp_path)
@@ -61,4 +105,4 @@ def test_seconds_and_strings(tmp_path: Path, stamp: object, iso: str) -> None:
 
 
 def test_classify_never_raises() -> None:
-    assert classify_workbuddy_record({"type": "message", "role": "user", "content": [1, None]}) is O
+    assert classify_workbuddy_record({"type": "message", "role": "user", "content": [1, None]}) is D

@@ -34,10 +34,12 @@ def jsonl_files(
                         if entry.is_dir(follow_symlinks=False):
                             if keep_dir is None or keep_dir(entry.name):
                                 stack.append(entry.path)
-                        elif entry.name.endswith(".jsonl") and entry.is_file():
-                            if keep_file is None or keep_file(entry.name):
-                                st = entry.stat()
-                                yield SessionFile(Path(entry.path), st.st_mtime_ns, st.st_size)
+                            continue
+                        if not entry.name.endswith(".jsonl") or (keep_file and not keep_file(entry.name)):
+                            continue
+                        if entry.is_file():
+                            st = entry.stat()
+                            yield SessionFile(Path(entry.path), st.st_mtime_ns, st.st_size)
                     except OSError:
                         continue
         except OSError:

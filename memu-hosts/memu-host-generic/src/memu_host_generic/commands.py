@@ -2,18 +2,23 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from memu_core.hosting.spec import HostSpec
 
+if TYPE_CHECKING:
+    import typer
 
-def add_detect(app: Any, spec: HostSpec) -> None:
+
+def add_detect(app: "typer.Typer", spec: HostSpec) -> None:
     """Add ``detect [PATH] [--json]``."""
     import typer
 
     @app.command()
     def detect(
-        path: Annotated[str | None, typer.Argument(help="An agent's folder to probe (default: survey ~).")] = None,
+        path: Annotated[
+            str | None, typer.Argument(help="An agent's folder to probe (default: survey ~).")
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
         """Find agents under ~ (or probe PATH): can memu memorize from them, retrieve into them?"""
@@ -21,5 +26,7 @@ def add_detect(app: Any, spec: HostSpec) -> None:
         from memu_host_generic import detect as d
 
         if path is not None and not Path(path).expanduser().is_dir():
-            raise UsageError(f"detect: {path} is not a folder; pass an agent's data folder such as ~/.myagent")
+            raise UsageError(
+                f"detect: {path} is not a folder; pass an agent's data folder such as ~/.myagent"
+            )
         sys.stdout.write(d.report(path, as_json=as_json) + "\n")

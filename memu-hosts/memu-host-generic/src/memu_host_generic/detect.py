@@ -19,7 +19,16 @@ from typing import Any
 
 from memu_host_generic.source import GenericSource
 
-INSTRUCTION_NAMES = ("AGENTS.md", "agents.md", "AGENT.md", "CLAUDE.md", "SOUL.md", "GEMINI.md", "QWEN.md", ".cursorrules")
+INSTRUCTION_NAMES = (
+    "AGENTS.md",
+    "agents.md",
+    "AGENT.md",
+    "CLAUDE.md",
+    "SOUL.md",
+    "GEMINI.md",
+    "QWEN.md",
+    ".cursorrules",
+)
 DEDICATED = {
     ".codex": "memu-codex",
     ".claude": "memu-claude-code",
@@ -30,8 +39,28 @@ DEDICATED = {
     ".cola": "memu-cola",
 }
 SKIP_DIRS = frozenset(
-    ".Trash .cache .cargo .config .docker .git .gradle .local .m2 .memu .npm .nvm .ollama .pyenv "
-    ".rustup .ssh .venv .vscode node_modules __pycache__".split()
+    [
+        ".Trash",
+        ".cache",
+        ".cargo",
+        ".config",
+        ".docker",
+        ".git",
+        ".gradle",
+        ".local",
+        ".m2",
+        ".memu",
+        ".npm",
+        ".nvm",
+        ".ollama",
+        ".pyenv",
+        ".rustup",
+        ".ssh",
+        ".venv",
+        ".vscode",
+        "node_modules",
+        "__pycache__",
+    ]
 )
 """Tool folders that hold no agent sessions (``.memu`` is memu's own tree: its slices are JSONL)."""
 SQLITE_SUFFIXES = frozenset({".db", ".sqlite", ".sqlite3", ".vscdb"})
@@ -90,9 +119,8 @@ class Probe:
             return [f"{self.dedicated} docs install"]
         cmds = []
         if self.memorization and self.session_dir is not None:
-            cmds.append(
-                f"memu-agent prepare --session-dir {_q(self.session_dir)} --base-dir {_q(agent_base(self.name))}"
-            )
+            base = _q(agent_base(self.name))
+            cmds.append(f"memu-agent prepare --session-dir {_q(self.session_dir)} --base-dir {base}")
         if self.retrieval:
             cmds.append(f"memu-agent install-instruction --path {_q(self.instruction_files[0])}")
         return cmds
@@ -211,7 +239,8 @@ def render(p: Probe) -> str:
         lines.append(f"  dedicated adapter: use `{p.dedicated}` (guide: `{p.dedicated} docs install`)")
     if p.memorization:
         lines.append(
-            f"  memorization: works — {len(p.session_files)} session file(s) in {_short(p.session_dir or p.path)}, "
+            f"  memorization: works — {len(p.session_files)} session file(s) "
+            f"in {_short(p.session_dir or p.path)}, "
             f"{p.messages + p.tools}/{p.sampled} sampled record(s) recognized "
             f"({p.messages} conversation, {p.tools} tool)"
         )
@@ -241,7 +270,9 @@ def render(p: Probe) -> str:
         )
     lines.append(f"  verdict: {p.verdict}")
     if p.truncated:
-        lines.append(f"  (stopped after {MAX_FILES} files; pass a deeper folder to `memu-agent detect <path>`)")
+        lines.append(
+            f"  (stopped after {MAX_FILES} files; pass a deeper folder to `memu-agent detect <path>`)"
+        )
     for cmd in p.next_commands():
         lines.append(f"  next: {cmd}")
     return "\n".join(lines)
@@ -254,7 +285,9 @@ def report(path: str | None, *, as_json: bool) -> str:
         return json.dumps(p.to_json(), indent=2, ensure_ascii=False) if as_json else render(p)
     probes = scan_home()
     if as_json:
-        return json.dumps({"home": str(Path.home()), "agents": [p.to_json() for p in probes]}, indent=2, ensure_ascii=False)
+        return json.dumps(
+            {"home": str(Path.home()), "agents": [p.to_json() for p in probes]}, indent=2, ensure_ascii=False
+        )
     if not probes:
         return "no agent installations found under ~"
     footer = (

@@ -77,7 +77,9 @@ class GenericSource(SkipRunsInTree, EpochTimestamps):
 
     def default_root(self) -> Path:
         """There is none: the generic adapter is always told where the sessions are."""
-        raise UsageError("memu-agent has no default session folder; pass --session-dir <folder> (see `memu-agent detect`)")
+        raise UsageError(
+            "memu-agent has no default session folder; pass --session-dir <folder> (see `memu-agent detect`)"
+        )
 
     def classify_record(self, obj: dict[str, Any]) -> RecordKind:
         """See :func:`sniff`."""

@@ -1,18 +1,23 @@
 """OpenClaw's extra verb: ``register-cron-job``."""
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from memu_core.hosting.spec import HostSpec
 
+if TYPE_CHECKING:
+    import typer
 
-def add_openclaw_commands(app: Any, spec: HostSpec) -> None:
+
+def add_openclaw_commands(app: "typer.Typer", spec: HostSpec) -> None:
     """Add ``register-cron-job`` (what ``prepare`` needs to recognise the bridging runs)."""
     import typer
 
     @app.command("register-cron-job")
     def register_cron_job(
-        job_id: Annotated[str, typer.Option("--job-id", help="The bridging task's id from `openclaw cron list`.")],
+        job_id: Annotated[
+            str, typer.Option("--job-id", help="The bridging task's id from `openclaw cron list`.")
+        ],
         base_dir: Annotated[
             str | None, typer.Option("--base-dir", help=f"Working tree (default ~/.memu/hosts/{spec.id}).")
         ] = None,

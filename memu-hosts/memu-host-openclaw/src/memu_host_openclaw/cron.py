@@ -12,10 +12,9 @@ change owner; a sub-agent spawned by a run (``…:run:<id>:subagent:…``) is no
 from __future__ import annotations
 
 import logging
-import sys
-
 import re
 import sqlite3
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -88,7 +87,7 @@ def _run_ids(store: Path, job: str) -> list[str]:
     return found
 
 
-def resolve(source: OpenClawSource, layout: Layout) -> Resolution:  # noqa: C901
+def resolve(source: OpenClawSource, layout: Layout) -> Resolution:
     """The remembered self sessions plus every run of the registered job found in the stores."""
     remembered = selfskip.load(layout.self_sessions)
     capable = []

@@ -61,7 +61,9 @@ class OpenClawSource(EpochTimestamps):
 
     def __init__(self, session_dir: str | Path | None = None, base_dir: str | Path | None = None) -> None:
         super().__init__(session_dir)
-        self.base_dir = Path(base_dir).expanduser() if base_dir else Path.home() / ".memu" / "hosts" / "openclaw"
+        self.base_dir = (
+            Path(base_dir).expanduser() if base_dir else Path.home() / ".memu" / "hosts" / "openclaw"
+        )
         """The working tree holding the cron registration (see :mod:`memu_host_openclaw.cron`)."""
         self._stored: dict[Path, tuple[Path, str]] = {}
         """Virtual path → (store, session id), for sessions read from a store."""
