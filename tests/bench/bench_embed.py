@@ -206,11 +206,13 @@ def bench_commit_cold(server: EmbeddingServer, runs: int, existing: int) -> None
                 shutil.copyfile(template, db)
             env = env_for(server, db)
             env["HOME"] = tmp
+            cpu0 = child_cpu()
             start = time.perf_counter()
             result = subprocess.run(
                 [memu, "commit", str(payload_path)], capture_output=True, text=True, env=env
             )
             walls.append(time.perf_counter() - start)
+            cpus.append(child_cpu() - cpu0)
             if result.returncode != 0:
                 note(f"memu commit failed: {result.stderr.strip()[:300]}")
                 return
