@@ -9,6 +9,7 @@ without waiting for it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -168,28 +169,27 @@ def status() -> dict[str, Any] | None:
 
 
 def stop(timeout: float = 10.0) -> int | None:
-    """Ask the running server to stop and wait until its lock is free; its pid, or ``None``."""
+    """Ask the running server to stop and wait until its lock is free; its pid, or ``None``
+    when no server was running."""
+    import signal
     import time
 
+    if not server_starting_or_running():
+        return None
+    pid = _pid_from_file()
     try:
-        answer = request("POST", "/_memu/shutdown", {}, handshake=False, timeout=2.0)
+        answer = request("POST", "/_memu/shutdown", {}, handshake=False, timeout=timeout)
     except (Unavailable, Refused, OSError, ValueError):
-        answer = None
-    pid = answer.get("pid") if isinstance(answer, dict) else None
-    if pid is None:
-        pid = _pid_from_file()
-        if pid is None or not server_starting_or_running():
-            return None
-        import signal
-
-        try:
+        answer = None  # still starting, or wedged: signal it instead
+    if isinstance(answer, dict) and isinstance(answer.get("pid"), int):
+        pid = answer["pid"]
+    elif pid is not None:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return None
     deadline = time.monotonic() + timeout
     while server_starting_or_running() and time.monotonic() < deadline:
         time.sleep(0.05)
-    return int(pid)
+    return pid
 
 
 def _pid_from_file() -> int | None:
