@@ -6,6 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+pytest.importorskip("schemathesis", reason="pip install 'memu-server[test]'")
+
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from memu_server.app import create_app

@@ -9,6 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("mcp.server.mcpserver", reason="memu mcp needs the mcp SDK 2.x (pip install 'mcp>=2')")
+
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}

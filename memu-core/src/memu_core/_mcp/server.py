@@ -65,10 +65,13 @@ class _Backend:
 
 def build_server(backend_provider: Any = None) -> Any:
     """The ``MCPServer`` with memu's four tools (``backend_provider()`` returns the backend)."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from memu_core.errors import ConfigError, MemuError
 
-    from memu_core.errors import MemuError
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+    except ImportError:
+        raise ConfigError("`memu mcp` needs the MCP SDK 2.x: run `pip install 'mcp>=2'`") from None
 
     backends = _Backend() if backend_provider is None else None
     provide = backend_provider or backends.get  # type: ignore[union-attr]
