@@ -58,7 +58,7 @@ _STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 def _after_thinking(line: str, pos: int) -> int:
-    """The index just past a ``{"type":"thinking","thinking":…[,"signature":…]}`` block at ``pos``, else -1."""
+    """The index just past a ``{"type":"thinking",…}`` block starting at ``pos``, else -1."""
     head = '{"type":"thinking","thinking":"'
     if not line.startswith(head, pos):
         return -1
