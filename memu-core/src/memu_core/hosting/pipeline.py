@@ -9,14 +9,12 @@ offered again (at-least-once), never skipped.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from memu_core.errors import UsageError
 from memu_core.hosting import jobs, resources, scan, selfskip, snapshot, sync
@@ -176,14 +174,3 @@ def verify_resources(layout: Layout, host: str) -> int:
     """Turn the touched-file log into ``resources.md``; return how many paths were kept."""
     with host_lock(layout.lock, host):
         return resources.verify_log(layout.resource_log, layout.resources)
-
-
-def describe_cursor(layout: Layout) -> dict[str, Any]:
-    """The promoted cursor (diagnostics and tests)."""
-    raw = read_json(layout.cursor, {})
-    return raw if isinstance(raw, dict) else {}
-
-
-def dumps(value: Any) -> str:
-    """JSON for people: indented, UTF-8 kept."""
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
