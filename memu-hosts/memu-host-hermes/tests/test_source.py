@@ -87,3 +87,12 @@ def test_state_db_location(tmp_path: Path) -> None:
 )
 def test_row_table(row: dict[str, Any], kind: RecordKind) -> None:
     assert classify_hermes_record(row) is kind
+
+
+def test_a_file_that_is_not_hermes_state_is_a_one_line_error(tmp_path: Path) -> None:
+    from memu_core.errors import UsageError
+
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(UsageError, match=r"other\.db .*no such table: messages.*--session-dir"):
+        HermesSource(other).discover()

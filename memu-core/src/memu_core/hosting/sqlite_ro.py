@@ -9,6 +9,7 @@ and silently drop ``mode=ro`` (a plain string join would).
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,8 +19,13 @@ BUSY_TIMEOUT_S = 5.0
 """How long a read waits for a checkpoint the host is running (readers are rarely blocked)."""
 
 
+@functools.lru_cache(maxsize=64)
 def readonly_uri(db: Path) -> str:
-    """The ``file:`` URI that opens ``db`` read-only, whatever characters its path holds."""
+    """The ``file:`` URI that opens ``db`` read-only, whatever characters its path holds.
+
+    Cached: a bridging run queries one database hundreds of times and resolving is a syscall
+    walk each time.
+    """
     return f"{Path(db).expanduser().resolve().as_uri()}?mode=ro"
 
 

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memu_core.errors import UsageError
 from memu_core.hosting.epoch import EpochTimestamps, iso_utc
-from memu_core.hosting.source import RecordKind, SessionFile, TranscriptRead, TranscriptReadError
+from memu_core.hosting.source import Record, RecordKind, SessionFile, TranscriptRead, TranscriptReadError
 from memu_core.hosting.sqlite_ro import query
 
 DB_NAME = "state.db"
@@ -56,9 +57,14 @@ def _has_calls(value: Any) -> bool:
     return bool(value)
 
 
+def row_dict(row: tuple[Any, ...]) -> dict[str, Any]:
+    """One ``messages`` row as a record holding only its non-NULL columns, in column order."""
+    return {k: v for k, v in zip(_COLUMNS, row, strict=True) if v is not None}
+
+
 def row_record(row: tuple[Any, ...]) -> str:
-    """One ``messages`` row as a JSON line holding only its non-NULL columns, in column order."""
-    return json.dumps({k: v for k, v in zip(_COLUMNS, row, strict=True) if v is not None}, ensure_ascii=False)
+    """One ``messages`` row as a JSON line (see :func:`row_dict`)."""
+    return json.dumps(row_dict(row), ensure_ascii=False)
 
 
 class HermesSource(EpochTimestamps):
@@ -66,10 +72,10 @@ class HermesSource(EpochTimestamps):
 
     name: ClassVar[str] = "hermes"
 
-    @property
-    def db(self) -> Path:
-        """The database file."""
-        return self._session_dir if self._session_dir is not None else state_db_path()
+    def __init__(self, session_dir: str | Path | None = None) -> None:
+        super().__init__(session_dir)
+        self.db: Path = self._session_dir if self._session_dir is not None else state_db_path()
+        """The database file (``--session-dir``, else where Hermes keeps it)."""
 
     def default_root(self) -> Path:
         """The default database's folder."""
@@ -94,7 +100,11 @@ class HermesSource(EpochTimestamps):
                 "WHERE session_id IS NOT NULL GROUP BY session_id ORDER BY MAX(timestamp) DESC",
             )
         except sqlite3.Error as exc:
-            raise TranscriptReadError(self.db, exc) from exc
+            # Every session lives in this one file: nothing can be mined, so say what to fix.
+            raise UsageError(
+                f"could not read Hermes sessions from {self.db} ({exc}); pass --session-dir with the "
+                "path of Hermes's state.db (set HERMES_HOME if Hermes uses another home)"
+            ) from exc
         root = self.root()
         found = []
         for sid, last, count in rows:
@@ -134,6 +144,13 @@ class HermesSource(EpochTimestamps):
             raise TranscriptReadError(session.path, exc) from exc
         if start > len(rows):  # the session was rewritten (not expected): read it again
             start = 0
-        records, corrupt = self.parse_lines("\n".join(row_record(r) for r in rows[start:]))
+        # Rows are classified as they are serialised: no text round trip through the JSON parser.
+        records = []
+        for row in rows[start:]:
+            obj = row_dict(row)
+            records.append(Record(json.dumps(obj, ensure_ascii=False), classify_hermes_record(obj)))
+        if records:
+            last = iso_utc(rows[-1][-1], ms_heuristic=False)
+            records[-1] = records[-1]._replace(timestamp=last)
         cursor = {"lines": len(rows), "size": session.size, "mtime_ns": session.mtime_ns}
-        return TranscriptRead(records, cursor, corrupt)
+        return TranscriptRead(records, cursor)
