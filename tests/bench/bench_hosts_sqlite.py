@@ -60,7 +60,8 @@ def build_hermes(home: Path, sessions: int, records: int, rng: random.Random) ->
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(
         "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
-        " role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL)"
+        " role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT,"
+        " timestamp REAL NOT NULL)"
     )
     conn.execute("CREATE INDEX idx_messages_session ON messages(session_id, timestamp)")  # as Hermes has
     rows = []
