@@ -82,3 +82,16 @@ def test_bridging_loop_skips_the_registered_cron_runs(home: Path, make_store: An
     assert "a sub-agent's own work stays minable" in texts
     assert json.loads((base / ".self_sessions.openclaw.json").read_text()) == ["main/run-1"]
     assert {"staging-db", "restore-staging"} <= {f["name"] for f in cycle.retrieved["files"]}
+
+
+def test_a_registration_in_a_custom_tree_counts(home: Path, make_store: Any, msg: Any) -> None:
+    store = make_store(home / ".openclaw" / "agents", "main")
+    store.window("work", key="agent:main:main")
+    store.events("work", msg("user", "The VPN must be on before deploying."))
+    store.window("run-9", key="agent:main:cron:job-9:run:run-9")
+    store.events("run-9", msg("user", "memu bridging task prompt"))
+    custom = home / ".memu" / "hosts" / "openclaw-work"
+    assert call(SPEC, "register-cron-job", "--job-id", "job-9", "--base-dir", str(custom))[0] == 0
+    code, out, err = call(SPEC, "prepare", "--base-dir", str(custom))
+    assert code == 0 and "prepared 1 session(s)" in out and "warning" not in err, err
+    assert "memu bridging" not in (custom / "sessions" / "1.jsonl").read_text()

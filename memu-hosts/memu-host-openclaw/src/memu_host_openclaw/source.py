@@ -105,13 +105,24 @@ class OpenClawSource(EpochTimestamps):
         return newest_first(s for s in found if not runs or self.session_id(s.path) not in runs)
 
     def bridging_runs(self) -> set[str]:
-        """Sessions of the registered bridging cron job (never mined); empty without stores."""
+        """Sessions of every registered bridging cron job (never mined); empty without stores.
+
+        The registration lives in a working tree; the source is not told which tree this run
+        uses, so every tree under ``~/.memu/hosts`` holding one counts (a run of any memu
+        bridging job is a bridging run). With none, the default tree carries the warning.
+        """
         if not self.stores():
             return set()
         from memu_core.hosting.layout import Layout
+        from memu_core.hosting.worktree import hosts_root
         from memu_host_openclaw import cron
 
-        return cron.runs_to_skip(self, Layout.at(self.base_dir, self.name))
+        trees = {self.base_dir, *(p.parent for p in hosts_root().glob(f"*/{cron.REGISTRATION}"))}
+        registered = sorted(t for t in trees if cron.registered_job(t) is not None)
+        runs: set[str] = set()
+        for tree in registered or [self.base_dir]:
+            runs |= cron.runs_to_skip(self, Layout.at(tree, self.name))
+        return runs
 
     def session_id(self, path: Path) -> str:
         """``<agentId>/<sessionId>``: session ids are unique only within one agent's store."""
