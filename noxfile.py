@@ -43,7 +43,9 @@ def isolated(session: nox.Session, member: str) -> None:
     session.install("torch==2.13.0")
     session.install("-e", "memu-core[testing]")
     if member != "memu-core":
-        session.install("-e", member)
+        # [testing] pulls what a member's own tests need (a private Postgres for the store).
+        extras = "[testing]" if member.endswith("memu-backend-postgres") else ""
+        session.install("-e", f"{member}{extras}")
     session.run("python", "-m", "pytest", f"{member}/tests", "-p", "no:randomly", env=OFFLINE)
 
 
