@@ -105,3 +105,14 @@ def test_a_session_run_in_memus_tree_is_never_mined(tmp_path: Path, monkeypatch:
 
 def test_classify_never_raises() -> None:
     assert classify_cola_record({"type": "message", "message": {"role": "user", "content": [None, 3]}}) is D
+
+
+def test_fast_path_agrees_with_the_parser() -> None:
+    from memu_host_cola.source import quick_cola_kind
+
+    decided = 0
+    for record, kind in RECORDS:
+        quick = quick_cola_kind(json.dumps(record, separators=(",", ":")))
+        decided += quick is not None
+        assert quick is None or quick is kind, record
+    assert decided == 3

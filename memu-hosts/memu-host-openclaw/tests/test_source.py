@@ -161,3 +161,17 @@ def test_timestamps_normalised(agents: Path, stamp: object, iso: str, msg: Any) 
     [session] = source.discover()
     assert session.path == path
     assert source.read_incremental(session, None).last_timestamp == iso
+
+
+def test_fast_path_agrees_with_the_parser() -> None:
+    from memu_host_openclaw.source import quick_openclaw_kind
+
+    decided = 0
+    for entry, kind in ENTRIES:
+        line = json.dumps(entry, separators=(",", ":"))
+        quick = quick_openclaw_kind(line)
+        decided += quick is not None
+        assert quick is None or quick is kind, line
+    assert decided >= 6
+    nested = '{"type":"message","message":{"role":"assistant","content":[{"message":{"role":"toolResult"}}]}}'
+    assert quick_openclaw_kind(nested) is None

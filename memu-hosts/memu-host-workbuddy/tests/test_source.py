@@ -106,3 +106,14 @@ def test_seconds_and_strings(tmp_path: Path, stamp: object, iso: str) -> None:
 
 def test_classify_never_raises() -> None:
     assert classify_workbuddy_record({"type": "message", "role": "user", "content": [1, None]}) is D
+
+
+def test_fast_path_agrees_with_the_parser() -> None:
+    from memu_host_workbuddy.source import quick_workbuddy_kind
+
+    decided = 0
+    for record, kind in RECORDS:
+        quick = quick_workbuddy_kind(json.dumps(record, separators=(",", ":")))
+        decided += quick is not None
+        assert quick is None or quick is kind, record
+    assert decided == 5

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memu_core.hosting.epoch import EpochTimestamps
-from memu_core.hosting.source import RecordKind
+from memu_core.hosting.source import RecordKind, top_level_value
 from memu_core.hosting.worktree import SkipRunsInTree
 
 
@@ -36,10 +36,20 @@ def classify_cola_record(obj: dict[str, Any]) -> RecordKind:
     return RecordKind.OTHER
 
 
+def quick_cola_kind(line: str) -> RecordKind | None:
+    """Records that are not messages are dropped without a parse; messages are parsed."""
+    rtype = top_level_value(line, "type")
+    return None if rtype is None or rtype == "message" else RecordKind.OTHER
+
+
 class ColaSource(SkipRunsInTree, EpochTimestamps):
     """Cola sessions under ``~/.cola/sessions``."""
 
     name: ClassVar[str] = "cola"
+
+    def quick_kind(self, line: str) -> RecordKind | None:
+        """See :func:`quick_cola_kind`."""
+        return quick_cola_kind(line)
 
     def default_root(self) -> Path:
         """``~/.cola/sessions``."""

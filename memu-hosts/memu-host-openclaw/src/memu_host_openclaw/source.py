@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memu_core.hosting.epoch import EpochTimestamps
-from memu_core.hosting.source import RecordKind, SessionFile, TranscriptRead, TranscriptReadError
+from memu_core.hosting.source import (
+    RecordKind,
+    SessionFile,
+    TranscriptRead,
+    TranscriptReadError,
+    top_level_value,
+)
 from memu_core.hosting.sqlite_ro import query
 from memu_core.hosting.walk import jsonl_files, newest_first
 
@@ -54,6 +60,26 @@ def classify_openclaw_record(obj: dict[str, Any]) -> RecordKind:
     return RecordKind.OTHER
 
 
+_TOOL_RESULT = '"message":{"role":"toolResult"'
+
+
+def quick_openclaw_kind(line: str) -> RecordKind | None:
+    """Non-message entries and tool results decided from the compact line; messages are parsed.
+
+    Tool results carry whole command outputs; deciding them without a parse keeps a first run
+    over months of sessions cheap. ``None`` means "parse it".
+    """
+    rtype = top_level_value(line, "type")
+    if rtype is None:
+        return None
+    if rtype != "message":
+        return RecordKind.OTHER
+    at = line.find(_TOOL_RESULT)
+    if at > 0 and line.count("{", 0, at) == 1 and not line.count("[", 0, at):
+        return RecordKind.TOOL
+    return None
+
+
 class OpenClawSource(EpochTimestamps):
     """Every agent's sessions under ``~/.openclaw/agents`` (SQLite stores and legacy JSONL)."""
 
@@ -67,6 +93,10 @@ class OpenClawSource(EpochTimestamps):
         """The working tree holding the cron registration (see :mod:`memu_host_openclaw.cron`)."""
         self._stored: dict[Path, tuple[Path, str]] = {}
         """Virtual path → (store, session id), for sessions read from a store."""
+
+    def quick_kind(self, line: str) -> RecordKind | None:
+        """See :func:`quick_openclaw_kind`."""
+        return quick_openclaw_kind(line)
 
     def default_root(self) -> Path:
         """``~/.openclaw/agents`` (pass ``--session-dir`` for a non-default ``OPENCLAW_STATE_DIR``)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memu_core.hosting.epoch import EpochTimestamps
-from memu_core.hosting.source import RecordKind, SessionFile
+from memu_core.hosting.source import RecordKind, SessionFile, top_level_value
 from memu_core.hosting.walk import jsonl_files, newest_first
 from memu_core.hosting.worktree import escaped_in_tree
 
@@ -37,10 +37,22 @@ def classify_workbuddy_record(obj: dict[str, Any]) -> RecordKind:
     return RecordKind.OTHER
 
 
+def quick_workbuddy_kind(line: str) -> RecordKind | None:
+    """Tool records and non-message records decided from the compact line; messages are parsed."""
+    rtype = top_level_value(line, "type")
+    if rtype is None or rtype == "message":
+        return None
+    return RecordKind.TOOL if rtype in ("function_call", "function_call_result") else RecordKind.OTHER
+
+
 class WorkBuddySource(EpochTimestamps):
     """WorkBuddy sessions under ``~/.workbuddy/projects`` (epoch-ms timestamps)."""
 
     name: ClassVar[str] = "workbuddy"
+
+    def quick_kind(self, line: str) -> RecordKind | None:
+        """See :func:`quick_workbuddy_kind`."""
+        return quick_workbuddy_kind(line)
 
     def default_root(self) -> Path:
         """``~/.workbuddy/projects``."""
