@@ -11,6 +11,12 @@ import pytest
 from memu_core._plugins.manager import Plugins, get_plugins, set_plugins
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests never start a background ``memu serve`` unless a test asks for one: a daemon left
+    behind would outlive the run (tests of autostart set ``MEMU_SERVE_AUTOSTART=1`` themselves)."""
+    os.environ.setdefault("MEMU_SERVE_AUTOSTART", "0")
+
+
 @pytest.fixture
 def fresh_plugins() -> Iterator[Plugins]:
     """A new process plugin manager (built-ins plus installed entry points), restored afterwards."""
