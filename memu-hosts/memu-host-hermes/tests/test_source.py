@@ -64,9 +64,13 @@ def test_reads_while_the_host_holds_the_write_lock(hermes_db: Any) -> None:
     assert again.cursor["lines"] == 6
 
 
-def test_missing_database_discovers_nothing(tmp_path: Path) -> None:
+def test_missing_database_discovers_nothing_and_prepare_says_what_to_pass(tmp_path: Path) -> None:
+    from memu_core.errors import UsageError
+
     source = HermesSource(tmp_path / "none" / "state.db")
-    assert not source.exists() and source.discover() == []
+    assert source.discover() == []
+    with pytest.raises(UsageError, match=r"no Hermes database at .*state\.db; pass --session-dir"):
+        source.exists()
 
 
 def test_state_db_location(tmp_path: Path) -> None:

@@ -86,12 +86,21 @@ class HermesSource(EpochTimestamps):
         return self.db.parent
 
     def exists(self) -> bool:
-        """True when the database file exists."""
-        return self.db.is_file()
+        """True when the database file exists.
+
+        A missing database is a usage error with Hermes's own fix (the generic message would
+        ask for a folder, but ``--session-dir`` takes the database file here).
+        """
+        if self.db.is_file():
+            return True
+        raise UsageError(
+            f"no Hermes database at {self.db}; pass --session-dir with the path of Hermes's state.db "
+            "(or set HERMES_HOME to the folder that holds it)"
+        )
 
     def discover(self) -> list[SessionFile]:
         """Every session with messages, newest activity first (a missing database: none)."""
-        if not self.exists():
+        if not self.db.is_file():
             return []
         try:
             rows = query(
