@@ -32,7 +32,8 @@ def fresh_plugins() -> Iterator[Plugins]:
 @pytest.fixture
 def memu_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An isolated home: ``HOME`` in a temp dir, every ``MEMU_*`` variable cleared, a fresh
-    plugin manager and a reloaded config cache. Returns the home directory."""
+    plugin manager and a reloaded config cache; lexical-only, no warm-server autostart.
+    Returns the home directory."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -41,6 +42,7 @@ def memu_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if key.startswith("MEMU_"):
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("MEMU_EMBED_PROVIDER", "none")
+    monkeypatch.setenv("MEMU_SERVE_AUTOSTART", "0")
     try:
         from memu_core._config import resolve
 
