@@ -88,3 +88,9 @@ def hermes_db(tmp_path: Path) -> Iterator[HermesDB]:
     fill_example(db)
     yield db
     db.close()
+
+
+@pytest.fixture
+def hermes_db_class() -> type[HermesDB]:
+    """The database builder class (tests cannot import conftest by name)."""
+    return HermesDB

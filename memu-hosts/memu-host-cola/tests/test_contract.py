@@ -1,0 +1,31 @@
+"""The Cola source honours the transcript-source contract."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from memu_core.hosting.source_contract import SourceContract, SourceFixture
+from memu_host_cola.source import ColaSource
+
+
+class TestColaContract(SourceContract):
+    def make(self, tmp_path: Path) -> SourceFixture:
+        root = tmp_path / "sessions"
+        clock = [1_700_000_000]
+
+        def add(session: str, texts: list[str]) -> None:
+            path = root / "desktop-local" / f"{session}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a") as fh:
+                for text in texts:
+                    rec = {
+                        "type": "message",
+                        "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+                    }
+                    fh.write(json.dumps(rec) + "\n")
+            clock[0] += 10
+            os.utime(path, (clock[0], clock[0]))
+
+        return SourceFixture(ColaSource(root), add)
