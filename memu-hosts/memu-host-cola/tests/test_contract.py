@@ -6,8 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from memu_core.hosting.source_contract import SourceContract, SourceFixture
 from memu_host_cola.source import ColaSource
+
+from memu_core.hosting.source_contract import SourceContract, SourceFixture
 
 
 class TestColaContract(SourceContract):

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memu_host_hermes.source import HermesSource
 
 from memu_core.hosting.source_contract import SourceContract, SourceFixture
-from memu_host_hermes.source import HermesSource
 
 
 class TestHermesContract(SourceContract):

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memu_host_openclaw.source import OpenClawSource
 
 from memu_core.hosting.source_contract import SourceContract, SourceFixture
-from memu_host_openclaw.source import OpenClawSource
 
 
 class TestOpenClawContract(SourceContract):

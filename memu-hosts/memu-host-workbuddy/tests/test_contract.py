@@ -6,8 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from memu_core.hosting.source_contract import SourceContract, SourceFixture
 from memu_host_workbuddy.source import WorkBuddySource
+
+from memu_core.hosting.source_contract import SourceContract, SourceFixture
 
 
 class TestWorkBuddyContract(SourceContract):
