@@ -24,6 +24,7 @@ from memu_core._engine.inputs import (
     parse_where,
 )
 from memu_core._engine.segments import segment_file
+from memu_core._engine.text import expand_query
 from memu_core.errors import EmbeddingError, FingerprintMismatch, StoreError, UsageError, WriteConflict
 from memu_core.interfaces import AgenticMemoryBackend, Embedder, MemoryStore
 from memu_core.types import (
@@ -34,6 +35,7 @@ from memu_core.types import (
     Resource,
     ResourceWrite,
     Scope,
+    Segment,
     StoredFile,
 )
 
@@ -46,6 +48,10 @@ CANDIDATES_PER_RESULT = 5
 MIN_CANDIDATES = 50
 LEXICAL_WEIGHT = 1.0
 DENSE_WEIGHT = 1.0
+EXPAND_FORMS = False
+"""Add other forms of the query's words (``painting`` → ``painted``) to the lexical search."""
+HEADERS_IN_SEGMENTS = True
+"""Whether header segments may take ``segments`` slots (else they only rank their file)."""
 COMMIT_ATTEMPTS = 8
 SEARCH_MODES = ("hybrid", "lexical", "dense")
 
@@ -311,17 +317,25 @@ class LocalEngine(AgenticMemoryBackend):
         seg_rankings: list[tuple[list[Hit], float]] = []
         res_rankings: list[tuple[list[Hit], float]] = []
         if used in ("hybrid", "lexical"):
-            seg_rankings.append((self.store.search_segments_lexical(query, filters, track_list, pool), LEXICAL_WEIGHT))
-            res_rankings.append((self.store.search_resources_lexical(query, filters, RESOURCE_TOP_K * 4), LEXICAL_WEIGHT))
+            lexical_query = expand_query(query) if EXPAND_FORMS else query
+            seg_rankings.append(
+                (self.store.search_segments_lexical(lexical_query, filters, track_list, pool), LEXICAL_WEIGHT)
+            )
+            res_hits = self.store.search_resources_lexical(lexical_query, filters, RESOURCE_TOP_K * 4)
+            res_rankings.append((res_hits, LEXICAL_WEIGHT))
         if vector is not None and used in ("hybrid", "dense"):
             seg_rankings.append((self.store.search_segments_dense(vector, filters, track_list, pool), DENSE_WEIGHT))
             res_rankings.append((self.store.search_resources_dense(vector, filters, RESOURCE_TOP_K * 4), DENSE_WEIGHT))
 
-        top = fuse(seg_rankings)[:k]
-        segments = self.store.fetch_segments([h.id for h in top])
-        files = self.store.fetch_files(list(dict.fromkeys(s.file_id for s in segments.values())))
+        top, segments, header_hits = self._pick_segments(fuse(seg_rankings), k)
+        parents = [s.file_id for s in segments.values()]
+        files = self.store.fetch_files(list(dict.fromkeys(parents)))
         segment_out: list[dict[str, Any]] = []
         file_scores: dict[str, float] = {}
+        for hit in header_hits:
+            seg = segments.get(hit.id)
+            if seg is not None and seg.file_id in files:
+                file_scores[seg.file_id] = max(file_scores.get(seg.file_id, 0.0), hit.score)
         for hit in top:
             seg = segments.get(hit.id)
             parent = files.get(seg.file_id) if seg else None
@@ -357,6 +371,35 @@ class LocalEngine(AgenticMemoryBackend):
             "mode": used,
             "embedder": self.embedder_info() if vector is not None else None,
         }
+
+    def _pick_segments(self, fused: list[Hit], k: int) -> tuple[list[Hit], dict[str, Segment], list[Hit]]:
+        """The ``k`` best segments to show, and the header hits ranked above the last of them.
+
+        A header (``name: description``) repeats what the ``files`` list already says, so with
+        :data:`HEADERS_IN_SEGMENTS` off it ranks its file instead of taking a segment slot that
+        a content line could use.
+        """
+        if HEADERS_IN_SEGMENTS:
+            top = fused[:k]
+            return top, self.store.fetch_segments([h.id for h in top]), []
+        chosen: list[Hit] = []
+        headers: list[Hit] = []
+        fetched: dict[str, Segment] = {}
+        start = 0
+        while len(chosen) < k and start < len(fused):
+            # Fetch a little more than is missing: most candidates are lines, not headers.
+            part = fused[start : start + (k - len(chosen)) + 4]
+            start += len(part)
+            fetched.update(self.store.fetch_segments([h.id for h in part]))
+            for hit in part:
+                seg = fetched.get(hit.id)
+                if seg is None:
+                    continue
+                if seg.kind == "header":
+                    headers.append(hit)
+                elif len(chosen) < k:
+                    chosen.append(hit)
+        return chosen, fetched, headers
 
     def close(self) -> None:
         """Close the store."""

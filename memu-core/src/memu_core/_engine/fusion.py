@@ -14,8 +14,12 @@ RRF_K = 60
 """The classic constant: damps the difference between rank 1 and rank 2 without erasing it."""
 
 
-def fuse(rankings: Sequence[tuple[Sequence[Hit], float]], *, k: int = RRF_K) -> list[Hit]:
-    """Fuse ``(hits, weight)`` rankings, best first. Ties keep first-seen order (stable)."""
+def fuse(rankings: Sequence[tuple[Sequence[Hit], float]], *, k: int | None = None) -> list[Hit]:
+    """Fuse ``(hits, weight)`` rankings, best first. Ties keep first-seen order (stable).
+
+    ``k`` defaults to :data:`RRF_K`.
+    """
+    k = RRF_K if k is None else k
     scores: dict[str, float] = {}
     for hits, weight in rankings:
         if weight <= 0:

@@ -15,6 +15,11 @@ from memu_core.types import SegmentDraft
 MAX_SEGMENT_CHARS = 480
 """Longer lines are split at a word boundary: one pasted log line must not become one vector."""
 
+CONTEXT_BEFORE = 1
+"""Lines before a line that are indexed (lexically, never embedded) as its context."""
+CONTEXT_AFTER = 0
+"""Lines after a line indexed as its context."""
+
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _STRUCTURE = re.compile(r"^(?:-{3,}|\*{3,}|_{3,}|`{3,}.*|~{3,}.*)$")
 
@@ -44,8 +49,10 @@ def segment_file(track: str, name: str, description: str, content: str) -> list[
     drafts = [SegmentDraft(kind="header", ordinal=0, text=header_text(name, description))]
     kind = "body" if track == "skill" else "line"
     headings: list[str] = []
-    previous = ""
     seen = {drafts[0].text}
+    # (text, heading path, index of the first line of its section) for every content piece.
+    pieces: list[tuple[str, str, int]] = []
+    section_start = 0
     for raw in content.splitlines():
         line = raw.strip()
         if not line or _STRUCTURE.match(line):
@@ -55,15 +62,22 @@ def segment_file(track: str, name: str, description: str, content: str) -> list[
             level = len(heading.group(1))
             del headings[level - 1 :]
             headings.append(heading.group(2))
-            previous = ""
+            section_start = len(pieces)
             continue
         for piece in split_long(line):
             if piece in seen:
                 continue
             seen.add(piece)
-            # Context is what a reader would have in mind on this line: where it sits in the
-            # file and the line before it (a reply makes sense only after its question).
-            context = " ".join(part for part in (name, " / ".join(headings), previous) if part)
-            drafts.append(SegmentDraft(kind=kind, ordinal=len(drafts), text=piece, context=context))
-            previous = piece
+            pieces.append((piece, " / ".join(headings), section_start))
+    for i, (piece, path, first) in enumerate(pieces):
+        context = _context(name, path, pieces, i, first)
+        drafts.append(SegmentDraft(kind=kind, ordinal=len(drafts), text=piece, context=context))
     return drafts
+
+
+def _context(name: str, path: str, pieces: list[tuple[str, str, int]], i: int, first: int) -> str:
+    """What a reader has in mind on line ``i``: where it sits in the file and its neighbours in
+    the same section (a reply makes sense only after its question, a question by its answer)."""
+    before = [p[0] for p in pieces[max(first, i - CONTEXT_BEFORE) : i]]
+    after = [p[0] for p in pieces[i + 1 : i + 1 + CONTEXT_AFTER] if p[2] == first]
+    return " ".join(part for part in (name, path, *before, *after) if part)

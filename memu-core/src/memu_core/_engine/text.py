@@ -23,7 +23,7 @@ STOPWORDS = frozenset(
     your yours about after again all am any because before being both each few further here
     just more most no nor not now once only other out over own same she he her him his should
     some such through under until up very while
-    """.split()
+    """.split()  # noqa: SIM905 - a word list reads better as prose
 )
 
 MAX_TERMS = 32
@@ -56,3 +56,67 @@ def query_terms(query: str) -> list[str]:
         for word in words:
             seen.setdefault(word, None)
     return list(seen)[:MAX_TERMS]
+
+
+# Suffixes peeled off to find a word's stem, longest first. English only, and light on purpose:
+# the aim is that "painting" meets "painted" and "paints", not linguistic exactness.
+_SUFFIXES = ("ings", "ing", "ied", "ies", "ers", "er", "ed", "es", "s")
+_ENDINGS = ("", "s", "es", "ed", "ing")
+MIN_STEM = 3
+"""Shorter stems are not expanded: "us" from "uses" would match too much."""
+
+
+def word_forms(term: str) -> list[str]:
+    """Common inflections of ``term`` (itself excluded), e.g. ``hiking`` → ``hike, hikes, hiked…``.
+
+    The stores' full-text indexes match whole words, so a question about "painting" would miss a
+    note that says "painted"; the engine adds these forms to the lexical query instead of
+    changing every store's tokenizer.
+    """
+    if len(term) < 4 or not term.isalpha():
+        return []
+    stems: list[str] = []
+    for suffix in _SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= MIN_STEM:
+            stem = term[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                stem += "y"
+            stems.append(stem)
+            if suffix in ("ing", "ings", "ed", "er", "ers"):
+                stems.append(stem + "e")  # hiking → hike
+                if len(stem) > MIN_STEM and stem[-1] == stem[-2]:
+                    stems.append(stem[:-1])  # running → run
+            break
+    if not stems:
+        stems = [term]
+    forms: dict[str, None] = {}
+    for stem in stems:
+        forms.setdefault(stem, None)
+        for ending in _ENDINGS[1:]:
+            if stem.endswith("e") and ending[0] in "ei":
+                forms.setdefault((stem + ending[1:]) if ending[0] == "e" else stem[:-1] + ending, None)
+            elif ending == "es" and not stem.endswith(("s", "x", "z", "ch", "sh")):
+                continue  # "es" follows a hissing sound only: class → classes, paint → paints
+            elif stem.endswith("y") and ending in ("s", "es", "ed"):
+                forms.setdefault(stem[:-1] + ("ies" if ending != "ed" else "ied"), None)
+            else:
+                forms.setdefault(stem + ending, None)
+    forms.pop(term, None)
+    return [f for f in forms if len(f) >= MIN_STEM and f not in STOPWORDS]
+
+
+def expand_query(query: str) -> str:
+    """``query`` followed by the other forms of its terms, for lexical search.
+
+    The original terms come first, so when :data:`MAX_TERMS` cuts a long query it cuts forms,
+    never words the user typed.
+    """
+    terms = query_terms(query)
+    per_term = [word_forms(t) for t in terms]
+    extra: dict[str, None] = {}
+    # Round-robin over the terms, so every word gets its closest forms before any gets its last.
+    for i in range(max((len(f) for f in per_term), default=0)):
+        for forms in per_term:
+            if i < len(forms) and forms[i] not in terms:
+                extra.setdefault(forms[i], None)
+    return " ".join([query, *extra]) if extra else query

@@ -1,0 +1,513 @@
+"""What every benchmark shares: timing with warm-up and repeats, peak RSS of child processes,
+the machine line, seeded corpora and cached stores.
+
+Benchmarks are scripts (``python tests/bench/bench_x.py``) that print Markdown; ``run_all.py``
+runs them all. Figures are medians with the min-max range over several runs, never a single
+sample, and never asserted against a clock in the test suite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import os
+import platform
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SIZES = (10, 1_000, 10_000, 100_000)
+"""Store sizes in recall files."""
+SEED = 20240217
+"""Every corpus derives from this seed, so two runs measure the same data."""
+CACHE_ENV = "MEMU_BENCH_CACHE"
+
+
+# -- timing -----------------------------------------------------------------------------------
+@dataclass
+class Stats:
+    """Samples of one figure (seconds, or whatever ``unit`` says) and their summary."""
+
+    samples: list[float]
+    unit: str = "s"
+    peak_rss_mb: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def median(self) -> float:
+        """The median sample."""
+        return statistics.median(self.samples)
+
+    def cell(self) -> str:
+        """``median (min-max)`` in a unit that keeps three significant figures readable."""
+        if self.unit != "s":
+            return f"{_num(self.median)} ({_num(min(self.samples))}-{_num(max(self.samples))}) {self.unit}"
+        scale, unit = (1000.0, "ms") if self.median < 1 else (1.0, "s")
+        lo, hi = min(self.samples) * scale, max(self.samples) * scale
+        return f"{_num(self.median * scale)} {unit} ({_num(lo)}-{_num(hi)})"
+
+    def rss_cell(self) -> str:
+        """Peak resident memory in MiB, or a dash when not measured."""
+        return "—" if self.peak_rss_mb is None else f"{self.peak_rss_mb:.0f} MiB"
+
+
+def _num(x: float) -> str:
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}"
+
+
+def measure(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1) -> Stats:
+    """Call ``fn`` ``warmup`` times untimed, then ``repeats`` times timed (wall clock)."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return Stats(samples)
+
+
+@dataclass
+class ProcessRun:
+    """One finished child process: wall time, peak RSS, exit code and output."""
+
+    seconds: float
+    peak_rss_mb: float
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def measure_process(
+    cmd: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    repeats: int = 5,
+    warmup: int = 1,
+    timeout: float = 300,
+) -> Stats:
+    """Time ``cmd`` as a fresh process ``repeats`` times after ``warmup`` runs; fail on a bad exit."""
+    peak = 0.0
+    samples = []
+    for i in range(warmup + repeats):
+        run = run_process(cmd, env=env, timeout=timeout)
+        if run.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited {run.returncode}: {run.stderr.strip()[-500:]}")
+        peak = max(peak, run.peak_rss_mb)
+        if i >= warmup:
+            samples.append(run.seconds)
+    return Stats(samples, peak_rss_mb=peak)
+
+
+def run_process(
+    cmd: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 300
+) -> ProcessRun:
+    """Run ``cmd`` to the end; reaping it with ``wait4`` gives its own peak RSS (in MiB)."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        # Own session: a timeout stops the child and everything it started.
+        proc = subprocess.Popen(
+            list(cmd),
+            env=dict(env) if env is not None else None,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        deadline = started + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                os.killpg(proc.pid, signal.SIGKILL)
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.002)
+        elapsed = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return ProcessRun(elapsed, usage.ru_maxrss / 1024.0, proc.returncode, out.read(), err.read())
+
+
+# -- the machine ------------------------------------------------------------------------------
+def memu_version() -> str:
+    """The installed memu-core version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memu-core")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def cpu_model() -> str:
+    """The CPU's model name where Linux tells it, else the platform's processor string."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_info() -> dict[str, str]:
+    """Cores, CPU, memory, OS, Python, memu version and the date: the context of every figure."""
+    info = {
+        "cores": str(os.cpu_count()),
+        "cpu": cpu_model(),
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "memu": memu_version(),
+        "date": f"{_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M} UTC",
+    }
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        info["memory"] = f"{pages / 2**30:.0f} GiB"
+    except (ValueError, OSError, AttributeError):
+        pass
+    with contextlib.suppress(OSError):
+        info["load"] = "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    return info
+
+
+def machine_line() -> str:
+    """One Markdown line describing the machine and the date."""
+    i = machine_info()
+    parts = [
+        f"{i['cores']} cores ({i['cpu']})",
+        i.get("memory", ""),
+        i["os"],
+        f"Python {i['python']}",
+        f"memu {i['memu']}",
+        i["date"],
+    ]
+    if "load" in i:
+        parts.append(f"load average at start {i['load']}")
+    return "Machine: " + ", ".join(p for p in parts if p) + "."
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table; the first column left-aligned, the rest right-aligned."""
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def python() -> str:
+    """The interpreter running the benchmarks (children use the same environment)."""
+    return sys.executable
+
+
+# -- seeded corpora ---------------------------------------------------------------------------
+_TOPICS = (
+    "deploy",
+    "release",
+    "database",
+    "migration",
+    "cache",
+    "queue",
+    "worker",
+    "scheduler",
+    "auth",
+    "token",
+    "login",
+    "session",
+    "api",
+    "endpoint",
+    "client",
+    "server",
+    "proxy",
+    "certificate",
+    "docker",
+    "kubernetes",
+    "helm",
+    "terraform",
+    "ansible",
+    "nginx",
+    "postgres",
+    "sqlite",
+    "redis",
+    "kafka",
+    "webhook",
+    "cron",
+    "backup",
+    "restore",
+    "logging",
+    "metrics",
+    "tracing",
+    "alerting",
+    "pytest",
+    "fixture",
+    "coverage",
+    "linting",
+    "typing",
+    "refactor",
+    "benchmark",
+    "profiling",
+    "memory",
+    "latency",
+    "throughput",
+    "timeout",
+    "retry",
+    "rate",
+    "limit",
+    "pagination",
+    "cursor",
+    "index",
+    "schema",
+    "frontend",
+    "react",
+    "css",
+    "build",
+    "bundle",
+    "webpack",
+    "vite",
+    "rust",
+    "cargo",
+    "golang",
+    "module",
+    "python",
+    "poetry",
+    "pip",
+    "venv",
+    "node",
+    "npm",
+    "yarn",
+    "git",
+    "branch",
+    "rebase",
+    "merge",
+    "review",
+    "ci",
+    "pipeline",
+    "artifact",
+    "secret",
+    "vault",
+    "ssh",
+)
+_VERBS = (
+    "prefers",
+    "uses",
+    "avoids",
+    "fixed",
+    "configured",
+    "pinned",
+    "documented",
+    "tested",
+    "moved",
+    "renamed",
+    "replaced",
+    "upgraded",
+    "debugged",
+    "measured",
+    "enabled",
+    "disabled",
+    "split",
+)
+_FILLER = (
+    "the",
+    "a",
+    "for",
+    "with",
+    "after",
+    "before",
+    "when",
+    "because",
+    "in",
+    "on",
+    "the team",
+    "locally",
+    "in production",
+    "on staging",
+    "every night",
+    "by default",
+    "on macOS",
+    "on Linux",
+)
+
+
+def _sentence(rng: random.Random, words: int) -> str:
+    parts: list[str] = []
+    while len(parts) < words:
+        roll = rng.random()
+        pool = _TOPICS if roll < 0.55 else _VERBS if roll < 0.7 else _FILLER
+        parts.append(rng.choice(pool))
+    # A numbered identifier makes lines distinct, as real notes (versions, ports, tickets) are.
+    parts.append(f"#{rng.randrange(100_000)}")
+    return " ".join(parts).capitalize() + "."
+
+
+def generate_files(
+    count: int, *, seed: int = SEED, prefix: str = "note", lines: tuple[int, int] = (1, 3)
+) -> list[dict[str, str]]:
+    """``count`` memory files (name, description, 1-3 content lines by default), reproducible."""
+    rng = random.Random(f"{seed}:{prefix}:{count}")
+    files = []
+    for i in range(count):
+        topic = rng.choice(_TOPICS)
+        body = [f"- {_sentence(rng, rng.randint(6, 16))}" for _ in range(rng.randint(*lines))]
+        files.append(
+            {
+                "track": "memory",
+                "name": f"{prefix}-{i:06d}-{topic}",
+                "description": _sentence(rng, 5),
+                "content": "\n".join(body),
+            }
+        )
+    return files
+
+
+def generate_sessions(
+    count: int, *, records: int = 200, seed: int = SEED
+) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """``count`` sessions of ``records`` conversation records each (role, text, timestamp), as
+    ``(session_id, records)``; host benchmarks write them in their own log formats."""
+    rng = random.Random(f"{seed}:sessions:{count}:{records}")
+    start = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
+    for s in range(count):
+        stamp = start + _dt.timedelta(hours=s)
+        out = []
+        for r in range(records):
+            out.append(
+                {
+                    "role": "user" if r % 2 == 0 else "assistant",
+                    "text": _sentence(rng, rng.randint(8, 40)),
+                    "timestamp": (stamp + _dt.timedelta(seconds=20 * r)).isoformat(),
+                }
+            )
+        yield f"session-{s:06d}", out
+
+
+def queries(count: int, *, seed: int = SEED) -> list[str]:
+    """Agent-like questions over the corpus vocabulary."""
+    rng = random.Random(f"{seed}:queries")
+    return [
+        f"how do we {rng.choice(_VERBS)} the {rng.choice(_TOPICS)} {rng.choice(_TOPICS)}"
+        for _ in range(count)
+    ]
+
+
+# -- stand-in vectors for large stores --------------------------------------------------------
+class StandInEmbedder:
+    """Deterministic unit vectors from each text's hash, under another embedder's fingerprint.
+
+    Embedding 300,000 lines with MiniLM takes hours on two cores, so the stores used for *timing*
+    get these instead; the query in a timed retrieve is still embedded by the real model, and
+    search cost does not depend on the values. Retrieval *quality* is measured on LoCoMo with
+    the real model. Builds an :class:`Embedder` lazily to keep numpy off import.
+    """
+
+    name: ClassVar[str] = "stand-in"
+
+    @staticmethod
+    def build(provider: str = "local", model: str = "all-MiniLM-L6-v2", dimension: int = 384) -> Any:
+        """An ``Embedder`` instance whose fingerprint is ``provider/model/dimension``."""
+        import numpy as np
+
+        from memu_core.interfaces import Embedder
+        from memu_core.types import Fingerprint
+
+        fp = Fingerprint(provider, model, dimension)
+
+        class _StandIn(Embedder):
+            name: ClassVar[str] = "stand-in"
+            calls = 0
+
+            @classmethod
+            def from_settings(cls, settings: Any) -> Embedder:
+                return cls()
+
+            @property
+            def fingerprint(self) -> Fingerprint:
+                return fp
+
+            def embed(self, texts: Sequence[str]) -> list[list[float]]:
+                if not texts:
+                    return []
+                type(self).calls += 1
+                out = np.empty((len(texts), dimension), dtype=np.float32)
+                for i, text in enumerate(texts):
+                    seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+                    out[i] = np.random.default_rng(seed).standard_normal(dimension, dtype=np.float32)
+                out /= np.linalg.norm(out, axis=1, keepdims=True)
+                return out.tolist()
+
+        return _StandIn()
+
+
+# -- cached stores ----------------------------------------------------------------------------
+def cache_dir() -> Path:
+    """Where generated stores live between runs (``$MEMU_BENCH_CACHE`` or the temp dir)."""
+    root = Path(os.environ.get(CACHE_ENV) or Path(tempfile.gettempdir()) / "memu-bench-cache")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _code_tag() -> str:
+    """A digest of the code that decides a store's bytes (schema, writes, segmentation)."""
+    import memu_core
+
+    root = Path(memu_core.__file__).parent
+    digest = hashlib.sha256(b"v1")
+    for rel in ("_engine/segments.py", "_stores/sqlite/writes.py", "_stores/sqlite/migrations/versions"):
+        target = root / rel
+        for f in sorted(target.rglob("*.py")) if target.is_dir() else [target]:
+            digest.update(f.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def store_path(size: int, *, vectors: bool) -> Path:
+    """A SQLite store with ``size`` generated files (built once, then reused).
+
+    The name carries memu's version and the seed, so a new engine or corpus builds a new store.
+    """
+    tag = hashlib.sha256(f"{memu_version()}:{SEED}:{size}:{vectors}:{_code_tag()}".encode()).hexdigest()[:10]
+    path = cache_dir() / f"store-{size}-{'hybrid' if vectors else 'lexical'}-{tag}.db"
+    done = path.with_suffix(".ok")
+    if done.exists() and path.exists():
+        return path
+    # Stores of this size built by older code are dead weight (a 100,000-file one is ~1 GB).
+    for stale in path.parent.glob(f"store-{size}-{'hybrid' if vectors else 'lexical'}-*"):
+        stale.unlink(missing_ok=True)
+    from memu_core._engine.engine import LocalEngine
+    from memu_core._stores.sqlite.store import SqliteStore
+
+    engine = LocalEngine(SqliteStore.open(str(path)), embedder=StandInEmbedder.build() if vectors else None)
+    files = generate_files(size)
+    for start in range(0, len(files), 2_000):
+        engine.commit_results(recall_files=files[start : start + 2_000])
+    engine.close()
+    done.write_text("ok")
+    return path
+
+
+def isolated_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """The environment for a child memu process: a private HOME, offline, no warm server."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}
+    env.update(
+        {
+            "HOME": str(tmp),
+            "MEMU_CONFIG_ENV": str(tmp / "config.env"),
+            "MEMU_SERVE_AUTOSTART": "0",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+        }
+    )
+    env.update(extra)
+    return env
