@@ -67,7 +67,7 @@ def test_survey(synthetic_home: Path) -> None:
     mine = blocks["~/.myagent"]
     assert (
         "memorization: works — 1 session file(s) in ~/.myagent/logs/proj, "
-        "3/3 sampled record(s) recognized (2 conversation, 1 tool)" in mine
+        "3/3 sampled record(s) recognized (2 conversation, 1 tool; dialect claude)" in mine
     )
     assert "retrieval: works — instruction file ~/.myagent/AGENTS.md" in mine and "verdict: both" in mine
     assert (
@@ -94,6 +94,7 @@ def test_survey_json(synthetic_home: Path) -> None:
     assert code == 0
     agents = {Path(a["path"]).name: a for a in json.loads(out)["agents"]}
     assert agents[".myagent"]["verdict"] == "both" and agents[".myagent"]["messages"] == 2
+    assert agents[".myagent"]["dialects"] == {"claude": 3}
     assert agents[".sqlagent"]["memorization"] is False and agents[".sqlagent"]["sqlite_files"][0].endswith(
         "state.db"
     )

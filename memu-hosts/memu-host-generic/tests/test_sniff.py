@@ -105,3 +105,20 @@ def test_timestamps_from_payload_and_epoch(tmp_path: Path) -> None:
     )
     source = GenericSource(tmp_path)
     assert source.read_incremental(source.discover()[0], None).last_timestamp == "2025-07-15T00:00:00+00:00"
+
+
+@pytest.mark.parametrize(("label", "record", "kind"), CASES, ids=[c[0] for c in CASES])
+def test_dialect_names_follow_the_sniffing_order(
+    label: str, record: dict[str, Any], kind: RecordKind
+) -> None:
+    from memu_host_generic.source import dialect_of
+
+    name = dialect_of(record)
+    if kind is D:
+        return  # dropped records may or may not have a recognisable shape
+    assert name is not None
+    expected = label.split()[0]
+    if expected in ("codex", "pi", "claude", "cursor"):
+        assert name == expected
+    elif expected == "flat":
+        assert name == "chat"

@@ -83,6 +83,8 @@ class Probe:
     dedicated: str | None = None
     truncated: bool = False
     """The walk stopped at :data:`MAX_FILES`; more may lie beyond."""
+    dialects: dict[str, int] = field(default_factory=dict)
+    """Sampled records per recognised dialect (see :data:`memu_host_generic.source.DIALECTS`)."""
 
     @property
     def memorization(self) -> bool:
@@ -139,6 +141,7 @@ class Probe:
             "sampled": self.sampled,
             "messages": self.messages,
             "tools": self.tools,
+            "dialects": dict(self.dialects),
             "sqlite_files": [str(p) for p in self.sqlite_files],
             "instruction_files": [str(p) for p in self.instruction_files],
             "truncated": self.truncated,
@@ -199,6 +202,7 @@ def probe(path: str | Path) -> Probe:
 
 def _sample(found: Probe) -> None:
     from memu_core.hosting.source import RecordKind
+    from memu_host_generic.source import dialect_of
 
     sniffer = GenericSource(found.path)
     for path in found.session_files[:SAMPLE_FILES]:
@@ -217,6 +221,13 @@ def _sample(found: Probe) -> None:
             found.sampled += 1
             found.messages += kind is RecordKind.MESSAGE
             found.tools += kind is RecordKind.TOOL
+            if kind is not RecordKind.OTHER:
+                try:
+                    name = dialect_of(json.loads(line))
+                except (ValueError, AttributeError):
+                    name = None
+                if name:
+                    found.dialects[name] = found.dialects.get(name, 0) + 1
 
 
 def scan_home(home: str | Path = "~") -> list[Probe]:
@@ -232,6 +243,11 @@ def scan_home(home: str | Path = "~") -> list[Probe]:
     return probes
 
 
+def _dialects(p: Probe) -> str:
+    names = sorted(p.dialects, key=lambda n: -p.dialects[n])
+    return ("dialect " if len(names) == 1 else "dialects ") + ", ".join(names) if names else "no dialect"
+
+
 def render(p: Probe) -> str:
     """The probe for people: one block per agent."""
     lines = [_short(p.path)]
@@ -242,7 +258,7 @@ def render(p: Probe) -> str:
             f"  memorization: works — {len(p.session_files)} session file(s) "
             f"in {_short(p.session_dir or p.path)}, "
             f"{p.messages + p.tools}/{p.sampled} sampled record(s) recognized "
-            f"({p.messages} conversation, {p.tools} tool)"
+            f"({p.messages} conversation, {p.tools} tool; {_dialects(p)})"
         )
     elif p.session_files and p.tools:
         lines.append(

@@ -39,6 +39,27 @@ def block_verdict(content: Any, *, meta: bool = False) -> RecordKind | None:
     return RecordKind.OTHER
 
 
+DIALECTS = ("codex", "pi", "claude", "cursor", "chat")
+"""The dialect names, in sniffing order (payload-wrapped, typed tree, typed blocks, role +
+message, flat chat rows)."""
+
+
+def dialect_of(obj: dict[str, Any]) -> str | None:
+    """The first dialect whose shape ``obj`` has (``None``: none; the record is dropped)."""
+    message = obj.get("message")
+    if isinstance(obj.get("payload"), dict):
+        return "codex"
+    if obj.get("type") == "message" and isinstance(message, dict):
+        return "pi"
+    if obj.get("type") in _SPEAKERS and isinstance(message, dict):
+        return "claude"
+    if obj.get("role") in _SPEAKERS and isinstance(message, dict):
+        return "cursor"
+    if obj.get("role") in (*_SPEAKERS, "tool") or obj.get("tool_call_id") or obj.get("tool_calls"):
+        return "chat"
+    return None
+
+
 def sniff(obj: dict[str, Any]) -> RecordKind:
     """Classify one record of an unknown agent by the first dialect it fits."""
     payload = obj.get("payload")
