@@ -24,6 +24,8 @@ from memu_core.hosting.sqlite_ro import query
 
 DB_NAME = "state.db"
 _COLUMNS = ("role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp")
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+"""One encoder for every row (``json.dumps`` with options builds a new one per call)."""
 
 
 def state_db_path(environ: Mapping[str, str] = os.environ, platform: str = sys.platform) -> Path:
@@ -64,7 +66,7 @@ def row_dict(row: tuple[Any, ...]) -> dict[str, Any]:
 
 def row_record(row: tuple[Any, ...]) -> str:
     """One ``messages`` row as a JSON line (see :func:`row_dict`)."""
-    return json.dumps(row_dict(row), ensure_ascii=False)
+    return _encode(row_dict(row))
 
 
 class HermesSource(EpochTimestamps):
@@ -157,7 +159,7 @@ class HermesSource(EpochTimestamps):
         records = []
         for row in rows[start:]:
             obj = row_dict(row)
-            records.append(Record(json.dumps(obj, ensure_ascii=False), classify_hermes_record(obj)))
+            records.append(Record(_encode(obj), classify_hermes_record(obj)))
         if records:
             last = iso_utc(rows[-1][-1], ms_heuristic=False)
             records[-1] = records[-1]._replace(timestamp=last)
