@@ -20,7 +20,7 @@ BACKOFF_CAP = 2.0
 
 def backoff(attempt: int) -> float:
     """Seconds to wait after failed attempt number ``attempt`` (1-based) without a hint."""
-    return min(BACKOFF_BASE * 2 ** (attempt - 1), BACKOFF_CAP)
+    return float(min(BACKOFF_BASE * 2 ** (attempt - 1), BACKOFF_CAP))
 
 
 def retry_after(headers: Any) -> float | None:
