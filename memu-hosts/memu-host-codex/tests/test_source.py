@@ -79,3 +79,23 @@ def test_fast_path_agrees_with_the_parser(sessions: Path) -> None:
         decided += quick is not None
         assert quick is None or quick is classify_codex_record(json.loads(line))
     assert decided >= 5
+
+
+def test_a_bridging_run_is_recognised_by_its_working_tree(
+    sessions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex has no session-id variable: a rollout whose session_meta cwd lies in memu's tree is
+    the scheduled run itself and is never mined; the same rollout elsewhere is."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    [session] = CodexSource(sessions).discover()
+    text = session.path.read_text()
+    tree = home / ".memu" / "hosts" / "codex"
+    session.path.write_text(text.replace('"cwd":"/home/u/proj"', f'"cwd":{json.dumps(str(tree))}', 1))
+    source = CodexSource(sessions)
+    [run] = source.discover()
+    read = source.read_incremental(run, None)
+    assert read.records == [] and read.cursor["bridging_run"] is True
+    session.path.write_text(text)
+    [normal] = CodexSource(sessions).discover()
+    assert CodexSource(sessions).read_incremental(normal, None).records

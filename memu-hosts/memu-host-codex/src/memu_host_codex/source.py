@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memu_core.hosting.worktree import SkipRunsInTree
 from memu_core.hosting.source import RecordKind, TranscriptSource
 
 _INJECTED_PREFIXES = ("<environment_context>", "<turn_aborted>", "# AGENTS.md instructions for")
@@ -52,8 +53,12 @@ def quick_codex_kind(line: str) -> RecordKind | None:
     return None if ptype == "message" else RecordKind.OTHER
 
 
-class CodexSource(TranscriptSource):
-    """Codex rollouts under ``~/.codex/sessions``."""
+class CodexSource(SkipRunsInTree):
+    """Codex rollouts under ``~/.codex/sessions``.
+
+    Codex exports no session id, so the scheduled bridging run is recognised by where it ran:
+    its ``session_meta`` names a ``cwd`` inside memu's tree (the guide starts the run there).
+    """
 
     name: ClassVar[str] = "codex"
 
