@@ -19,7 +19,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}
-    clean.update(HOME=str(home), MEMU_EMBED_PROVIDER="none", HF_HUB_OFFLINE="1")
+    clean.update(HOME=str(home), MEMU_EMBED_PROVIDER="none", MEMU_SERVE_AUTOSTART="0", HF_HUB_OFFLINE="1")
     return clean
 
 
@@ -137,3 +137,16 @@ def test_db_upgrade_and_current(env: dict[str, str]) -> None:
     assert up.returncode == 0, up.stderr
     current = memu(env, "db", "current").stdout.strip()
     assert current and current in up.stdout
+
+
+def test_a_cold_lexical_retrieve_loads_no_framework(env: dict[str, str]) -> None:
+    assert memu(env, "commit", "--from-dir", str(REPO / "examples")).returncode == 0
+    code = (
+        "import sys\nfrom memu_core._cli.main import main\n"
+        "try:\n    main(['retrieve', 'release checklist', '--top-k', '3'])\nexcept SystemExit as e:\n    assert e.code == 0\n"
+        "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'typer', 'pydantic', 'pydantic_settings', 'sqlalchemy', 'alembic', 'torch', 'litellm', 'structlog'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.rstrip().endswith("LOADED []"), out.stdout[-300:] + out.stderr[-300:]
+    assert '"name": "release-checklist"' in out.stdout

@@ -8,24 +8,18 @@ is a bug: it keeps its traceback.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 VERBOSE_FLAGS = ("-v", "--verbose")
 
 
-def run_app(app_factory, argv: Sequence[str] | None = None, *, prog: str = "memu") -> int:  # type: ignore[no-untyped-def]
-    """Run a typer app built by ``app_factory`` and turn handled errors into exit codes."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    verbose = any(flag in args for flag in VERBOSE_FLAGS)
-    args = [a for a in args if a not in VERBOSE_FLAGS]
-    from memu_core._cli.output import configure_logging
-
-    configure_logging(verbose)
+def _handled(call: Callable[[], Any], verbose: bool) -> int:
+    """Run ``call``; a MemuError becomes one stderr line and its exit code."""
     from memu_core.errors import MemuError
 
     try:
-        app = app_factory()
-        result = app(args=args, prog_name=prog, standalone_mode=False)
+        result = call()
     except MemuError as exc:
         if verbose:
             import traceback
@@ -55,17 +49,54 @@ def run_app(app_factory, argv: Sequence[str] | None = None, *, prog: str = "memu
     return result if isinstance(result, int) else 0
 
 
+def run_app(app_factory: Callable[[], Any], argv: Sequence[str] | None = None, *, prog: str = "memu") -> int:
+    """Run a typer app built by ``app_factory`` and turn handled errors into exit codes."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = any(flag in args for flag in VERBOSE_FLAGS)
+    args = [a for a in args if a not in VERBOSE_FLAGS]
+    from memu_core._cli.output import configure_logging
+
+    configure_logging(verbose)
+    return _handled(lambda: app_factory()(args=args, prog_name=prog, standalone_mode=False), verbose)
+
+
+def fast_retrieve(args: Sequence[str]) -> int | None:
+    """``memu retrieve QUERY [options]`` without the CLI framework: the warm server when one is up,
+    else the engine in process. ``None`` for anything unusual (``--help``, ``-v``, a typo), which
+    the typer CLI then handles with its own messages."""
+    from memu_core._serve.fastpath import memu_retrieve, parse_memu_retrieve
+
+    parsed = parse_memu_retrieve(args)
+    if parsed is None:
+        return None
+    code = memu_retrieve(args)
+    if code is not None:
+        return code
+    from memu_core._cli.memory_cmds import run_retrieve
+
+    return _handled(
+        lambda: run_retrieve(
+            parsed["query"], top_k=parsed["top_k"], tracks=parsed["tracks"], where=parsed["where"] or {}
+        ),
+        verbose=False,
+    )
+
+
 REPAIR_COMMANDS = frozenset({"init", "config"})
 """Commands that fix an install: they never load third-party plugin code."""
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """``memu`` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["retrieve"], ["search"]):  # the per-turn command: no framework unless needed
+        code = fast_retrieve(args[1:])
+        if code is not None:
+            sys.exit(code)
     from functools import partial
 
     from memu_core._cli.app import build_app
 
-    args = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args if not a.startswith("-")), None)
     sys.exit(run_app(partial(build_app, with_plugins=first not in REPAIR_COMMANDS), args))
 
