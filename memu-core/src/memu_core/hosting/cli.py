@@ -81,14 +81,7 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
         query: Annotated[str, typer.Argument(help="What to recall (the user's request or keywords).")],
     ) -> None:
         """Recall memory, skills and resources for QUERY as JSON (no LLM; writes nothing)."""
-        from memu_core.errors import UsageError
-        from memu_core.hosting.backend import open_backend
-        from memu_core.hosting.retrieve_output import render, shape_for_agent
-
-        if not query.strip():
-            raise UsageError("the query is empty; pass the user's request or a few keywords in quotes")
-        result = open_backend().progressive_retrieve(query)
-        _say(render(shape_for_agent(result, _locate_in_mirror(spec))))
+        retrieve_in_process(spec, query)
 
     @app.command("install-instruction")
     def install_instruction(
@@ -228,13 +221,29 @@ def _guarded(call: Any) -> int:
     return 0
 
 
+def retrieve_in_process(spec: HostSpec, query: str) -> None:
+    """``retrieve`` answered by the engine in this process (no warm server)."""
+    from memu_core.errors import UsageError
+    from memu_core.hosting.backend import open_backend
+    from memu_core.hosting.retrieve_output import render, shape_for_agent
+
+    if not query.strip():
+        raise UsageError("the query is empty; pass the user's request or a few keywords in quotes")
+    result = open_backend().progressive_retrieve(query)
+    _say(render(shape_for_agent(result, _locate_in_mirror(spec))))
+
+
 def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
     """Run ``spec``'s CLI and return its exit code (handled errors become one line on stderr)."""
     if (sys.argv[1:] if argv is None else argv)[:1] == ["retrieve"]:  # per-turn: warm server first, no click
         from memu_core._serve.fastpath import host_retrieve
 
-        if (code := host_retrieve(spec, (sys.argv[1:] if argv is None else argv)[1:])) is not None:
+        rest = (sys.argv[1:] if argv is None else argv)[1:]
+        if (code := host_retrieve(spec, rest)) is not None:
             return code
+        if len(rest) == 1 and not rest[0].startswith("-") and rest[0].strip():
+            # No warm answer: the engine in process, still without typer (it imports pydantic).
+            return _guarded(lambda: retrieve_in_process(spec, rest[0]))
     args_now = sys.argv[1:] if argv is None else argv
     from memu_core.hosting.commands import fast_command
 
