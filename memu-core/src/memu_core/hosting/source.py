@@ -312,19 +312,6 @@ def _parse(record: str) -> dict[str, Any] | None:
 
 def _walk_jsonl(root: Path) -> Iterator[SessionFile]:
     """``*.jsonl`` files under ``root`` (recursively), each with one ``stat``; races are skipped."""
-    stack = [str(root)]
-    while stack:
-        top = stack.pop()
-        try:
-            with os.scandir(top) as it:
-                for entry in it:
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append(entry.path)
-                        elif entry.name.endswith(".jsonl") and entry.is_file():
-                            st = entry.stat()
-                            yield SessionFile(Path(entry.path), st.st_mtime_ns, st.st_size)
-                    except OSError:
-                        continue  # vanished mid-scan
-        except OSError:
-            continue
+    from memu_core.hosting.walk import jsonl_files  # walk imports SessionFile from here
+
+    return jsonl_files(root)
