@@ -40,7 +40,7 @@ def store_class_for(url: str) -> type[MemoryStore]:
             return cls  # type: ignore[no-any-return]
     if lowered.startswith(("postgres://", "postgresql://", "postgresql+")):
         raise ConfigError(
-            f"MEMU_DB is a Postgres DSN but no Postgres store is installed; run `pip install memu-backend-postgres`"
+            "MEMU_DB is a Postgres DSN but no Postgres store is installed; run `pip install memu-backend-postgres`"
         )
     if "://" in lowered and not lowered.startswith("sqlite://"):
         scheme = lowered.split("://", 1)[0]

@@ -8,7 +8,6 @@ from typing import Annotated, Optional
 
 import typer
 
-
 TrackOpt = Annotated[Optional[list[str]], typer.Option("--track", help="Only this track (repeatable).")]  # noqa: UP045
 UserOpt = Annotated[Optional[str], typer.Option("--user-id", help="Only this user's memory.")]  # noqa: UP045
 AgentOpt = Annotated[Optional[str], typer.Option("--agent-id", help="Only this agent's memory.")]  # noqa: UP045

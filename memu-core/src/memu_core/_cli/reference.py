@@ -20,8 +20,9 @@ def _help(args: list[str]) -> str:
 
 
 def _commands(args: list[str]) -> list[str]:
-    from memu_core._cli.app import build_app
     from typer.main import get_command
+
+    from memu_core._cli.app import build_app
 
     command = get_command(build_app(with_plugins=False))
     for part in args:

@@ -273,7 +273,7 @@ class Plugins:
         for name in sinks:
             try:
                 sinks[name]().emit(event, properties)
-            except Exception:  # noqa: S112 - sinks must never break the command
+            except Exception:
                 continue
 
 
