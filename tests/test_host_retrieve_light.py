@@ -16,7 +16,10 @@ def test_host_retrieve_cold_is_light_and_answers(tmp_path: Path) -> None:
     env.update(HOME=str(tmp_path), MEMU_EMBED_PROVIDER="none", MEMU_SERVE_AUTOSTART="0")
     done = subprocess.run(
         [sys.executable, "-m", "memu_core._cli.main", "commit", "--from-dir", str(REPO / "examples")],
-        env=env, capture_output=True, text=True, timeout=120,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     code = (

@@ -26,7 +26,11 @@ def env(tmp_path: Path) -> dict[str, str]:
 def memu(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "memu_core._cli.main", *args],
-        env=env, input=stdin, capture_output=True, text=True, timeout=120,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -55,7 +59,10 @@ def test_the_readme_loop_commit_retrieve_list_forget(env: dict[str, str]) -> Non
 
     listed = json.loads(memu(env, "list-files", "--json").stdout)["recall_files"]
     assert sorted(f["name"] for f in listed) == [
-        "debug-flaky-test", "project-billing-service", "release-checklist", "user-preferences"
+        "debug-flaky-test",
+        "project-billing-service",
+        "release-checklist",
+        "user-preferences",
     ]
     assert memu(env, "forget", "release-checklist", "--track", "skill").returncode == 0
     again = json.loads(memu(env, "search", "cut a release twine upload").stdout)
@@ -65,7 +72,9 @@ def test_the_readme_loop_commit_retrieve_list_forget(env: dict[str, str]) -> Non
 
 
 def test_commit_from_stdin_and_recommit_is_a_no_op(env: dict[str, str]) -> None:
-    payload = json.dumps({"recall_files": [{"name": "n", "content": "- fact one"}], "resource": [{"path": "/x", "description": "d"}]})
+    payload = json.dumps(
+        {"recall_files": [{"name": "n", "content": "- fact one"}], "resource": [{"path": "/x", "description": "d"}]}
+    )
     first = memu(env, "commit", "-", "--json", stdin=payload)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["stats"]["files_written"] == 1
@@ -143,7 +152,8 @@ def test_a_cold_lexical_retrieve_loads_no_framework(env: dict[str, str]) -> None
     assert memu(env, "commit", "--from-dir", str(REPO / "examples")).returncode == 0
     code = (
         "import sys\nfrom memu_core._cli.main import main\n"
-        "try:\n    main(['retrieve', 'release checklist', '--top-k', '3'])\nexcept SystemExit as e:\n    assert e.code == 0\n"
+        "try:\n    main(['retrieve', 'release checklist', '--top-k', '3'])\n"
+        "except SystemExit as e:\n    assert e.code == 0\n"
         "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & "
         "{'typer', 'pydantic', 'pydantic_settings', 'sqlalchemy', 'alembic', 'torch', 'litellm', 'structlog'}))"
     )

@@ -117,9 +117,7 @@ class MemoryStore(ABC):
         """One keyset page ordered by ``(track, name, id)`` strictly after ``after``."""
 
     @abstractmethod
-    def search_segments_lexical(
-        self, query: str, where: Where, tracks: Sequence[str] | None, limit: int
-    ) -> list[Hit]:
+    def search_segments_lexical(self, query: str, where: Where, tracks: Sequence[str] | None, limit: int) -> list[Hit]:
         """Best-first segment ids for a free-text query (BM25-style); ``[]`` when nothing matches."""
 
     @abstractmethod

@@ -51,9 +51,15 @@ def test_a_lexical_retrieve_never_imports_pydantic_settings(memu_home: Path, tmp
         "import sys\nfrom memu_core.runtime import open_backend\n"
         "b = open_backend(); b.commit_results(recall_files=[{'name': 'n', 'content': '- alpha beta'}])\n"
         "assert b.progressive_retrieve('alpha')['files']\n"
-        "print(sorted(m for m in ('pydantic_settings', 'sqlalchemy', 'alembic', 'torch', 'litellm') if m in sys.modules))"
+        "heavy = ('pydantic_settings', 'sqlalchemy', 'alembic', 'torch', 'litellm')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
     )
-    env = {"HOME": str(memu_home), "MEMU_EMBED_PROVIDER": "none", "MEMU_DB": str(tmp_path / "s.sqlite3"), "PATH": "/usr/bin:/bin"}
+    env = {
+        "HOME": str(memu_home),
+        "MEMU_EMBED_PROVIDER": "none",
+        "MEMU_DB": str(tmp_path / "s.sqlite3"),
+        "PATH": "/usr/bin:/bin",
+    }
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     # the first open creates the schema with alembic; a second process must not need it

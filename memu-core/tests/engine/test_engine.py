@@ -61,7 +61,9 @@ def test_commit_then_list_covers_both_tracks_without_vectors(engine: LocalEngine
 
 
 def test_retrieve_ranks_the_matching_line_and_its_file_first(engine: LocalEngine) -> None:
-    engine.commit_results(recall_files=[PROFILE, DEPLOY], resource=[{"path": "/w/notes.md", "description": "meeting notes"}])
+    engine.commit_results(
+        recall_files=[PROFILE, DEPLOY], resource=[{"path": "/w/notes.md", "description": "meeting notes"}]
+    )
     result = engine.progressive_retrieve("coffee")
     assert result["segments"][0]["text"] == "- prefers dark roast coffee"
     assert result["files"][0]["name"] == "Profile"
@@ -109,7 +111,10 @@ def test_changed_skill_description_replaces_its_header(engine: LocalEngine) -> N
     engine.commit_results(recall_files=[{**DEPLOY, "description": "shipping to production"}])
     hits = engine.progressive_retrieve("shipping production", mode="lexical")["segments"]
     assert hits[0]["text"] == "deploy-checklist: shipping to production"
-    assert all(s["text"] != "deploy-checklist: how to deploy" for s in engine.progressive_retrieve("how to deploy", top_k=20)["segments"])
+    assert all(
+        s["text"] != "deploy-checklist: how to deploy"
+        for s in engine.progressive_retrieve("how to deploy", top_k=20)["segments"]
+    )
 
 
 def test_blank_description_keeps_the_stored_one(engine: LocalEngine) -> None:
@@ -254,7 +259,10 @@ def test_concurrent_commits_to_overlapping_files(tmp_path: Path) -> None:
         engine = LocalEngine(SqliteStore.open(path), embedder=HashingEmbedder())
         try:
             for round_ in range(3):
-                shared = [{"name": f"shared-{i}", "content": f"- written by {n} in round {round_}\n- common"} for i in range(4)]
+                shared = [
+                    {"name": f"shared-{i}", "content": f"- written by {n} in round {round_}\n- common"}
+                    for i in range(4)
+                ]
                 engine.commit_results(recall_files=[*shared, {"name": f"own-{n}", "content": f"- thread {n}"}])
         except BaseException as exc:  # surfaced below
             errors.append(exc)
@@ -270,7 +278,9 @@ def test_concurrent_commits_to_overlapping_files(tmp_path: Path) -> None:
     store = SqliteStore.open(path)
     engine = LocalEngine(store, embedder=HashingEmbedder())
     listed = _listing(engine)
-    assert sorted(f["name"] for f in listed) == sorted([f"shared-{i}" for i in range(4)] + [f"own-{n}" for n in range(8)])
+    assert sorted(f["name"] for f in listed) == sorted(
+        [f"shared-{i}" for i in range(4)] + [f"own-{n}" for n in range(8)]
+    )
     for f in listed:
         # every file's searchable lines are exactly those of its final content: no mix of writers
         wanted = {d.text for d in segment_file(f["track"], f["name"], f["description"], f["content"])}

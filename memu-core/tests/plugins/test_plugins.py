@@ -81,14 +81,19 @@ def test_a_misspelled_hook_is_caught_by_check_pending() -> None:
     (record,) = [r for r in plugins.report if r.name == "typo"]
     assert "memu_register_storez" in (record.error or "")
     with pytest.raises(PluginError, match="memu_register_storez"):
-        _manager([fake_entry_point("typo2", types.SimpleNamespace(memu_register_storez=hookimpl(lambda: [])))], {"MEMU_STRICT_PLUGINS": "1"}).load()
+        _manager(
+            [fake_entry_point("typo2", types.SimpleNamespace(memu_register_storez=hookimpl(lambda: [])))],
+            {"MEMU_STRICT_PLUGINS": "1"},
+        ).load()
 
 
 def test_a_hook_that_raises_is_reported_not_fatal() -> None:
     def memu_register_stores() -> list[type]:
         raise RuntimeError("exploded")
 
-    plugins = _manager([fake_entry_point("angry", types.SimpleNamespace(memu_register_stores=hookimpl(memu_register_stores)))])
+    plugins = _manager(
+        [fake_entry_point("angry", types.SimpleNamespace(memu_register_stores=hookimpl(memu_register_stores)))]
+    )
     assert set(plugins.stores()) == {"memory", "sqlite"}
     assert "exploded" in (next(r for r in plugins.report if r.name == "angry").error or "")
 
@@ -163,7 +168,9 @@ def test_plugins_can_add_commands() -> None:
             print("hi")
 
     app = typer.Typer()
-    plugins = _manager([fake_entry_point("cmds", types.SimpleNamespace(memu_register_commands=hookimpl(memu_register_commands)))])
+    plugins = _manager(
+        [fake_entry_point("cmds", types.SimpleNamespace(memu_register_commands=hookimpl(memu_register_commands)))]
+    )
     plugins.add_commands(app)
     assert [c.name for c in app.registered_commands] == ["hello"]
 

@@ -100,15 +100,19 @@ def run_doctor() -> int:
             if vec is not None:
                 print(f"{'embedding':<10}ok ({len(vec[0])} dims)")
             if stored_fp is not None and stored_fp != fp:
-                print(f"{'space':<10}FAIL  store {stored_fp.describe()} != embedder {fp.describe()}; run `memu reindex`")
+                print(
+                    f"{'space':<10}FAIL  store {stored_fp.describe()} != embedder {fp.describe()}; run `memu reindex`"
+                )
                 problems.append("space")
     elif "embedder" not in problems:
         print(f"{'embedder':<10}none (lexical search only; set MEMU_EMBED_PROVIDER=local for dense)")
     engine = LocalEngine(store, embedder=embedder)
     result = _check("retrieve", lambda: engine.progressive_retrieve("memu doctor check"), problems)
     if result is not None:
-        print(f"{'retrieve':<10}ok ({result['mode']}, {len(result['files'])} file(s) for a test query; store "
-              f"{'empty' if not files else 'has files'})")
+        print(
+            f"{'retrieve':<10}ok ({result['mode']}, {len(result['files'])} file(s) for a test query; store "
+            f"{'empty' if not files else 'has files'})"
+        )
     engine.close()
     if problems:
         print(f"{len(problems)} problem(s) found", file=sys.stderr)

@@ -62,7 +62,9 @@ def build_app(*, with_plugins: bool = True) -> typer.Typer:
 
         run_commit(payload, from_dir, as_json)
 
-    def _retrieve(query: str, top_k: int | None, track: list[str] | None, user_id: str | None, agent_id: str | None) -> None:
+    def _retrieve(
+        query: str, top_k: int | None, track: list[str] | None, user_id: str | None, agent_id: str | None
+    ) -> None:
         from memu_core._cli.memory_cmds import run_retrieve
 
         run_retrieve(query, top_k=top_k, tracks=track, where=_where(user_id, agent_id))
@@ -90,7 +92,7 @@ def build_app(*, with_plugins: bool = True) -> typer.Typer:
 
     @app.command("list-files")
     def list_files(
-        as_json: Annotated[bool, typer.Option("--json", help="Print {\"recall_files\": [...]} as JSON.")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help='Print {"recall_files": [...]} as JSON.')] = False,
         user_id: UserOpt = None,
         agent_id: AgentOpt = None,
     ) -> None:

@@ -118,7 +118,7 @@ def parse_where(where: Mapping[str, Any] | None) -> Where:
     if not where:
         return {}
     if not isinstance(where, Mapping):
-        raise UsageError("'where' must be a JSON object such as {\"user_id\": \"alice\"}")
+        raise UsageError('\'where\' must be a JSON object such as {"user_id": "alice"}')
     out: Where = {}
     for key, value in where.items():
         if value is None:

@@ -85,8 +85,7 @@ class Registry(Mapping[str, T]):
 
             known = ", ".join(sorted(self._items)) or "none"
             raise ConfigError(
-                f"no {self.kind} named {name!r} is installed (available: {known})"
-                + (f"; {hint}" if hint else "")
+                f"no {self.kind} named {name!r} is installed (available: {known})" + (f"; {hint}" if hint else "")
             ) from None
 
 

@@ -28,7 +28,9 @@ class _FakeDist:
         self.version = version
 
 
-def fake_entry_point(name: str, target: Any, *, dist: str = "memu-fake-plugin", version: str = "0.0.1") -> metadata.EntryPoint:
+def fake_entry_point(
+    name: str, target: Any, *, dist: str = "memu-fake-plugin", version: str = "0.0.1"
+) -> metadata.EntryPoint:
     """An entry point in group ``memu`` that loads ``target`` (a module object, or any object).
 
     ``target`` may also be an exception instance: loading the entry point then raises it, which
@@ -58,7 +60,9 @@ def fake_entry_point(name: str, target: Any, *, dist: str = "memu-fake-plugin", 
 
 
 @contextlib.contextmanager
-def registered(*plugins: Any, entry_points: list[metadata.EntryPoint] | None = None, environ: dict[str, str] | None = None) -> Iterator[Plugins]:
+def registered(
+    *plugins: Any, entry_points: list[metadata.EntryPoint] | None = None, environ: dict[str, str] | None = None
+) -> Iterator[Plugins]:
     """Install a fresh process plugin manager with the built-ins plus ``plugins`` (and fake EPs)."""
     from memu_core._plugins import builtin
 
