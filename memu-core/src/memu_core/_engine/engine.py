@@ -45,13 +45,21 @@ RESOURCE_TOP_K = 5
 MAX_TOP_K = 200
 CANDIDATES_PER_RESULT = 5
 """Each search returns this many candidates per wanted result, so fusion has room to work."""
-MIN_CANDIDATES = 50
-LEXICAL_WEIGHT = 1.0
+MIN_CANDIDATES = 100
+"""At least this many candidates per search: a line ranked 60th by one search and 5th by the
+other must still reach fusion (50 → 100 lifted LoCoMo hybrid recall@10, docs/benchmarks.md)."""
+LEXICAL_WEIGHT = 2.0
+"""Fusion weight of the lexical ranking. BM25 over a line *and its neighbours* is the stronger
+signal for agent memory; MiniLM cosine over a single line adds what words miss."""
 DENSE_WEIGHT = 1.0
-EXPAND_FORMS = False
+EXPAND_FORMS = True
 """Add other forms of the query's words (``painting`` → ``painted``) to the lexical search."""
-HEADERS_IN_SEGMENTS = True
-"""Whether header segments may take ``segments`` slots (else they only rank their file)."""
+NEIGHBOUR_WEIGHT = 0.0
+"""Share of a neighbouring line's fused score added to a line's own (0 turns it off; measured
+on LoCoMo it did not add to the wider line context)."""
+HEADER_SLOTS: int | None = 1
+"""How many ``segments`` slots header segments (``name: description``) may take; ``None`` = no
+limit. Further header hits still rank their files, but leave the slots to content lines."""
 COMMIT_ATTEMPTS = 8
 SEARCH_MODES = ("hybrid", "lexical", "dense")
 
@@ -327,7 +335,12 @@ class LocalEngine(AgenticMemoryBackend):
             seg_rankings.append((self.store.search_segments_dense(vector, filters, track_list, pool), DENSE_WEIGHT))
             res_rankings.append((self.store.search_resources_dense(vector, filters, RESOURCE_TOP_K * 4), DENSE_WEIGHT))
 
-        top, segments, header_hits = self._pick_segments(fuse(seg_rankings), k)
+        fused = fuse(seg_rankings)
+        known: dict[str, Segment] = {}
+        if NEIGHBOUR_WEIGHT > 0 and fused:
+            known = self.store.fetch_segments([h.id for h in fused])
+            fused = _smooth(fused, known, NEIGHBOUR_WEIGHT)
+        top, segments, header_hits = self._pick_segments(fused, k, known)
         parents = [s.file_id for s in segments.values()]
         files = self.store.fetch_files(list(dict.fromkeys(parents)))
         segment_out: list[dict[str, Any]] = []
@@ -372,35 +385,59 @@ class LocalEngine(AgenticMemoryBackend):
             "embedder": self.embedder_info() if vector is not None else None,
         }
 
-    def _pick_segments(self, fused: list[Hit], k: int) -> tuple[list[Hit], dict[str, Segment], list[Hit]]:
+    def _pick_segments(
+        self, fused: list[Hit], k: int, known: dict[str, Segment]
+    ) -> tuple[list[Hit], dict[str, Segment], list[Hit]]:
         """The ``k`` best segments to show, and the header hits ranked above the last of them.
 
-        A header (``name: description``) repeats what the ``files`` list already says, so with
-        :data:`HEADERS_IN_SEGMENTS` off it ranks its file instead of taking a segment slot that
-        a content line could use.
+        A header (``name: description``) repeats what the ``files`` list already says, so past
+        :data:`HEADER_SLOTS` it ranks its file instead of taking a slot a content line could use.
         """
-        if HEADERS_IN_SEGMENTS:
+        if HEADER_SLOTS is None:
             top = fused[:k]
-            return top, self.store.fetch_segments([h.id for h in top]), []
+            return top, known or self.store.fetch_segments([h.id for h in top]), []
         chosen: list[Hit] = []
         headers: list[Hit] = []
-        fetched: dict[str, Segment] = {}
+        fetched: dict[str, Segment] = dict(known)
         start = 0
         while len(chosen) < k and start < len(fused):
             # Fetch a little more than is missing: most candidates are lines, not headers.
             part = fused[start : start + (k - len(chosen)) + 4]
             start += len(part)
-            fetched.update(self.store.fetch_segments([h.id for h in part]))
+            missing = [h.id for h in part if h.id not in fetched]
+            if missing:
+                fetched.update(self.store.fetch_segments(missing))
             for hit in part:
                 seg = fetched.get(hit.id)
                 if seg is None:
                     continue
+                if len(chosen) >= k:
+                    break
                 if seg.kind == "header":
                     headers.append(hit)
-                elif len(chosen) < k:
-                    chosen.append(hit)
+                    if len(headers) > HEADER_SLOTS:
+                        continue
+                chosen.append(hit)
         return chosen, fetched, headers
 
     def close(self) -> None:
         """Close the store."""
         self.store.close()
+
+
+def _smooth(fused: list[Hit], segments: dict[str, Segment], weight: float) -> list[Hit]:
+    """Lift each candidate by ``weight`` x the best score of its neighbouring lines.
+
+    A line next to a strong match is often the answer to it (or the question it answers); the
+    lift lets it outrank an isolated line that matched as well on its own.
+    """
+    by_place = {(s.file_id, s.ordinal): h.score for h in fused if (s := segments.get(h.id)) is not None}
+    lifted = []
+    for hit in fused:
+        seg = segments.get(hit.id)
+        bonus = 0.0
+        if seg is not None and seg.kind != "header":
+            before = by_place.get((seg.file_id, seg.ordinal - 1), 0.0)
+            bonus = max(before, by_place.get((seg.file_id, seg.ordinal + 1), 0.0))
+        lifted.append(Hit(hit.id, hit.score + weight * bonus))
+    return sorted(lifted, key=lambda h: -h.score)

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 
 from memu_core.types import Hit
 
-RRF_K = 60
-"""The classic constant: damps the difference between rank 1 and rank 2 without erasing it."""
+RRF_K = 10
+"""Damps the difference between rank 1 and rank 2 without erasing it. Smaller than the classic
+60: with a few dozen candidates per list, 60 makes rank 1 and rank 30 nearly equal, and the top
+of each list is where the answer is (LoCoMo hybrid recall@10: 60 → 20 → 10 each lifted it)."""
 
 
 def fuse(rankings: Sequence[tuple[Sequence[Hit], float]], *, k: int | None = None) -> list[Hit]:

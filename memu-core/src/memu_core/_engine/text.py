@@ -60,7 +60,8 @@ def query_terms(query: str) -> list[str]:
 
 # Suffixes peeled off to find a word's stem, longest first. English only, and light on purpose:
 # the aim is that "painting" meets "painted" and "paints", not linguistic exactness.
-_SUFFIXES = ("ings", "ing", "ied", "ies", "ers", "er", "ed", "es", "s")
+_SUFFIXES = ("ings", "ing", "ied", "ies", "ed", "es", "s")
+# Not "er": it ends as many stems (offer, order, user) as it inflects (painter).
 _ENDINGS = ("", "s", "es", "ed", "ing")
 MIN_STEM = 3
 """Shorter stems are not expanded: "us" from "uses" would match too much."""
@@ -82,7 +83,7 @@ def word_forms(term: str) -> list[str]:
             if suffix in ("ies", "ied"):
                 stem += "y"
             stems.append(stem)
-            if suffix in ("ing", "ings", "ed", "er", "ers"):
+            if suffix in ("ing", "ings", "ed"):
                 stems.append(stem + "e")  # hiking → hike
                 if len(stem) > MIN_STEM and stem[-1] == stem[-2]:
                     stems.append(stem[:-1])  # running → run
