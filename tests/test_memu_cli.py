@@ -160,3 +160,34 @@ def test_a_cold_lexical_retrieve_loads_no_framework(env: dict[str, str]) -> None
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.rstrip().endswith("LOADED []"), out.stdout[-300:] + out.stderr[-300:]
     assert '"name": "release-checklist"' in out.stdout
+
+
+def test_builtin_command_list_matches_the_app() -> None:
+    from typer.main import get_command
+
+    from memu_core._cli.app import BUILTIN_COMMANDS, build_app
+
+    assert set(get_command(build_app(with_plugins=False)).commands) == BUILTIN_COMMANDS  # type: ignore[attr-defined]
+
+
+def test_a_plugin_command_is_dispatched_and_help_stays_light(env: dict[str, str], tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    dist = site / "memu_hello-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: memu-hello\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[memu]\nmemu-hello = memu_hello\n")
+    (site / "memu_hello.py").write_text(
+        "from memu_core import hookimpl\n\n"
+        "@hookimpl\ndef memu_register_commands(app):\n"
+        "    @app.command('hello')\n    def hello():\n        print('hello from a plugin')\n"
+    )
+    plugin_env = {**env, "PYTHONPATH": str(site)}
+    out = memu(plugin_env, "hello")
+    assert out.returncode == 0 and out.stdout.strip() == "hello from a plugin", out.stderr
+    assert memu(plugin_env, "plugins").stdout.count("memu_register_commands") == 1
+    code = (
+        "import sys\nfrom memu_core._cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('PLUGIN', 'memu_hello' in sys.modules)"
+    )
+    helped = subprocess.run([sys.executable, "-c", code], env=plugin_env, capture_output=True, text=True, timeout=60)
+    assert "PLUGIN False" in helped.stdout and "memu plugins" in helped.stdout

@@ -87,7 +87,8 @@ def memu_register_template_resolvers() -> list[type[TemplateResolver]]:
 def memu_register_commands(app: Any) -> None:
     """Add commands to the ``memu`` CLI. ``app`` is its ``typer.Typer``.
 
-    Fires only when the CLI is about to dispatch a command it does not know itself, or for
-    ``--help``; a plugin failing here is reported, never fatal to built-in commands.
+    Fires only when the command line names a command that is not built in, so neither
+    ``memu --help`` nor a built-in command imports third-party code. A plugin failing here is
+    reported in ``memu plugins``, never fatal.
     """
     raise NotImplementedError

@@ -6,7 +6,22 @@ Public names: :class:`PostgresStore` and the schema commands :func:`upgrade` and
 
 from __future__ import annotations
 
-from memu_backend_postgres.migrate import current, upgrade
-from memu_backend_postgres.store import PostgresStore
+from typing import Any
 
 __all__ = ["PostgresStore", "current", "upgrade"]
+
+# Resolved on first use: the plugin entry point imports this package, and `memu --help` or a
+# per-turn retrieve must not pay for the implementation modules (or what they import).
+_LAZY = {
+    "current": "memu_backend_postgres.migrate",
+    "upgrade": "memu_backend_postgres.migrate",
+    "PostgresStore": "memu_backend_postgres.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(name)

@@ -25,6 +25,14 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
+BUILTIN_COMMANDS = frozenset(
+    {"commit", "retrieve", "search", "list-files", "forget", "plugins", "doctor", "reindex", "db", "init", "config"}
+    | {"serve", "mcp"}
+)
+"""Every built-in command (a test keeps this in step with the app). Plugin commands load only
+when the command line names none of these: a built-in never waits for third-party imports."""
+
+
 def build_app(*, with_plugins: bool = True) -> typer.Typer:
     """The ``memu`` command with every built-in verb, plus commands plugins add."""
     app = typer.Typer(
@@ -34,6 +42,7 @@ def build_app(*, with_plugins: bool = True) -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        epilog="Plugins may add commands; `memu plugins` lists what is installed.",
     )
 
     @app.callback()

@@ -82,8 +82,16 @@ def fast_retrieve(args: Sequence[str]) -> int | None:
     )
 
 
-REPAIR_COMMANDS = frozenset({"init", "config"})
-"""Commands that fix an install: they never load third-party plugin code."""
+def wants_plugin_commands(first: str | None) -> bool:
+    """Whether the command line may name a plugin's command: only an unknown first word does.
+
+    ``memu --help`` lists the built-in commands (and ``memu plugins`` what plugins add), so
+    neither help nor any built-in command pays for importing every installed plugin, and the
+    commands that repair an install (``init``, ``config``) never run third-party code.
+    """
+    from memu_core._cli.app import BUILTIN_COMMANDS
+
+    return first is not None and first not in BUILTIN_COMMANDS
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -98,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from memu_core._cli.app import build_app
 
     first = next((a for a in args if not a.startswith("-")), None)
-    sys.exit(run_app(partial(build_app, with_plugins=first not in REPAIR_COMMANDS), args))
+    sys.exit(run_app(partial(build_app, with_plugins=wants_plugin_commands(first)), args))
 
 
 if __name__ == "__main__":  # pragma: no cover
