@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import uuid
+import secrets
+import time
 from collections.abc import Iterable, Mapping, Sequence
 
 from memu_core.errors import FingerprintMismatch, UsageError, WriteConflict
@@ -14,8 +15,13 @@ ScopeFilter = dict[str, tuple[str, ...]]
 
 
 def new_id() -> str:
-    """A fresh row id (random, so ids never collide across machines that sync)."""
-    return uuid.uuid4().hex
+    """A fresh row id: 32 hex characters, time-ordered then random (like a UUIDv7).
+
+    The random half keeps ids from colliding across machines that sync; the time-ordered half
+    makes each commit's new rows land together at the end of the id index instead of on random
+    pages all over it (a 100-file commit into a 10,000-file store spent half its time there).
+    """
+    return f"{time.time_ns() // 1000:014x}{secrets.token_hex(9)}"
 
 
 def check_where(where: Mapping[str, object] | None) -> ScopeFilter:
