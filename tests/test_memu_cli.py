@@ -191,3 +191,16 @@ def test_a_plugin_command_is_dispatched_and_help_stays_light(env: dict[str, str]
     )
     helped = subprocess.run([sys.executable, "-c", code], env=plugin_env, capture_output=True, text=True, timeout=60)
     assert "PLUGIN False" in helped.stdout and "memu plugins" in helped.stdout
+
+
+def test_a_plain_commit_loads_no_framework(env: dict[str, str]) -> None:
+    assert memu(env, "db", "upgrade").returncode == 0  # creating the schema is alembic's job
+    code = (
+        "import sys\nfrom memu_core._cli.main import main\n"
+        f"try:\n    main(['commit', '--from-dir', {str(REPO / 'examples')!r}])\n"
+        "except SystemExit as e:\n    assert e.code == 0\n"
+        "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'pydantic', 'sqlalchemy'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.rstrip().endswith("LOADED []"), out.stdout[-300:] + out.stderr[-300:]
+    assert "committed 4 recall file(s)" in out.stdout

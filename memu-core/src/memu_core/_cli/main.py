@@ -82,6 +82,25 @@ def fast_retrieve(args: Sequence[str]) -> int | None:
     )
 
 
+def fast_commit(args: Sequence[str]) -> int | None:
+    """``memu commit PAYLOAD|--from-dir DIR [--json]`` without the CLI framework (typer's
+    parameter handling imports pydantic and costs a quarter of a second); ``None`` otherwise."""
+    from pathlib import Path
+
+    from memu_core._cli.memory_cmds import run_commit
+
+    rest = list(args)
+    as_json = "--json" in rest
+    rest = [a for a in rest if a != "--json"]
+    if len(rest) == 2 and rest[0] == "--from-dir" and rest[1].strip():
+        payload, from_dir = None, Path(rest[1])
+    elif len(rest) == 1 and rest[0] and (rest[0] == "-" or not rest[0].startswith("-")):
+        payload, from_dir = rest[0], None
+    else:
+        return None
+    return _handled(lambda: run_commit(payload, from_dir, as_json), verbose=False)
+
+
 def wants_plugin_commands(first: str | None) -> bool:
     """Whether the command line may name a plugin's command: only an unknown first word does.
 
@@ -101,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         code = fast_retrieve(args[1:])
         if code is not None:
             sys.exit(code)
+    if args[:1] == ["commit"] and (code := fast_commit(args[1:])) is not None:
+        sys.exit(code)
     from functools import partial
 
     from memu_core._cli.app import build_app
