@@ -128,7 +128,9 @@ def run_process(
             start_new_session=True,
         )
         deadline = started + timeout
+        polled = 0.0
         while True:
+            polled = max(polled, _vm_hwm_mb(proc.pid))
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
@@ -141,7 +143,24 @@ def run_process(
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return ProcessRun(elapsed, usage.ru_maxrss / 1024.0, proc.returncode, out.read(), err.read())
+        # Linux carries the parent's high-water mark into a forked child's ru_maxrss (it
+        # survives exec), so a child of a big benchmark process would report the parent's
+        # size. The child's own VmHWM, polled while it runs, is the figure; ru_maxrss is the
+        # fallback for a child too quick to be seen (or a system without /proc).
+        peak = polled if polled else usage.ru_maxrss / 1024.0
+        return ProcessRun(elapsed, peak, proc.returncode, out.read(), err.read())
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    """The peak resident set of ``pid`` so far (``VmHWM``), in MiB; 0 when unreadable."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
 
 
 # -- the machine ------------------------------------------------------------------------------

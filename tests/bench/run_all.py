@@ -28,10 +28,10 @@ BUDGETS = {
     "core": 360,
     "locomo": 360,
     "store": 90,
-    "embed": 90,
+    "embed": 150,
     "serve": 120,
     "prepare": 120,
-    "postgres": 120,
+    "postgres": 180,
 }
 """Seconds each script may run before it is stopped (its partial output is kept)."""
 DEFAULT_BUDGET = 120
