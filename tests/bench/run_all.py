@@ -29,7 +29,7 @@ BUDGETS = {
     "locomo": 360,
     "store": 90,
     "embed": 150,
-    "serve": 120,
+    "serve": 180,
     "prepare": 120,
     "postgres": 180,
 }
