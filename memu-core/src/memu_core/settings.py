@@ -64,12 +64,7 @@ class _ProcessEnvSource(PydanticBaseSettingsSource):
         return value, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for field_name, field in self.settings_cls.model_fields.items():
-            value, _, _ = self.get_field_value(field, field_name)
-            if value is not None:
-                out[field_name] = value
-        return out
+        return _collect(self)
 
 
 class _ConfigFileSource(PydanticBaseSettingsSource):
@@ -89,12 +84,17 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
         return value, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for field_name, field in self.settings_cls.model_fields.items():
-            value, _, _ = self.get_field_value(field, field_name)
-            if value is not None:
-                out[field_name] = value
-        return out
+        return _collect(self)
+
+
+def _collect(source: PydanticBaseSettingsSource) -> dict[str, Any]:
+    """Every field ``source`` has a value for (the one loop both sources share)."""
+    out: dict[str, Any] = {}
+    for field_name, field in source.settings_cls.model_fields.items():
+        value, _, _ = source.get_field_value(field, field_name)
+        if value is not None:
+            out[field_name] = value
+    return out
 
 
 def _flag(value: Any) -> Any:
@@ -123,9 +123,7 @@ class Settings(BaseSettings):
     llm_provider: str | None = Field(default=None, description="Legacy name of MEMU_EMBED_PROVIDER.")
     embed_model: str | None = Field(default=None, description="Embedding model; None = provider default.")
     embed_device: str | None = Field(default=None, description="Local embedder device (cpu, cuda, mps).")
-    api_key: SecretStr | None = Field(
-        default=None, description="Embedding provider key (never the cloud key)."
-    )
+    api_key: SecretStr | None = Field(default=None, description="Embedding provider key (never the cloud key).")
     base_url: str | None = Field(default=None, description="Embedding endpoint (never the cloud endpoint).")
     embed_batch_size: int = Field(default=64, ge=1, description="Texts per embedding request.")
     embed_concurrency: int = Field(default=4, ge=1, description="Embedding requests in flight.")

@@ -71,14 +71,6 @@ def build_app(*, with_plugins: bool = True) -> typer.Typer:
 
         run_commit(payload, from_dir, as_json)
 
-    def _retrieve(
-        query: str, top_k: int | None, track: list[str] | None, user_id: str | None, agent_id: str | None
-    ) -> None:
-        from memu_core._cli.memory_cmds import run_retrieve
-
-        run_retrieve(query, top_k=top_k, tracks=track, where=_where(user_id, agent_id))
-
-    @app.command()
     def retrieve(
         query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
         top_k: Annotated[Optional[int], typer.Option("--top-k", help="How many segments (default 5).")] = None,  # noqa: UP045
@@ -87,17 +79,12 @@ def build_app(*, with_plugins: bool = True) -> typer.Typer:
         agent_id: AgentOpt = None,
     ) -> None:
         """Search memory; prints segments, files and resources as JSON."""
-        _retrieve(query, top_k, track, user_id, agent_id)
+        from memu_core._cli.memory_cmds import run_retrieve
 
-    @app.command("search", help="Alias of retrieve.")
-    def search(
-        query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
-        top_k: Annotated[Optional[int], typer.Option("--top-k", help="How many segments (default 5).")] = None,  # noqa: UP045
-        track: TrackOpt = None,
-        user_id: UserOpt = None,
-        agent_id: AgentOpt = None,
-    ) -> None:
-        _retrieve(query, top_k, track, user_id, agent_id)
+        run_retrieve(query, top_k=top_k, tracks=track, where=_where(user_id, agent_id))
+
+    app.command("retrieve")(retrieve)
+    app.command("search", help="Alias of retrieve.")(retrieve)
 
     @app.command("list-files")
     def list_files(
