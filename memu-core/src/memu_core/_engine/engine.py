@@ -163,9 +163,11 @@ class LocalEngine(AgenticMemoryBackend):
         for _attempt in range(COMMIT_ATTEMPTS):
             stored_files = self.store.get_files(scope, [f.key for f in files])
             stored_resources = self.store.get_resources(scope, [r.path for r in resources])
+            file_plans = (self._plan_file(scope, f, stored_files.get(f.key)) for f in files)
+            resource_plans = (self._plan_resource(scope, r, stored_resources.get(r.path)) for r in resources)
             changes = ChangeSet(
-                files=[w for f in files if (w := self._plan_file(scope, f, stored_files.get(f.key)))],
-                resources=[w for r in resources if (w := self._plan_resource(scope, r, stored_resources.get(r.path)))],
+                files=[plan for plan in file_plans if plan is not None],
+                resources=[plan for plan in resource_plans if plan is not None],
             )
             if embedder is not None:
                 missing = self._missing_texts(changes, stored_files, vectors)
@@ -246,7 +248,8 @@ class LocalEngine(AgenticMemoryBackend):
         changes: ChangeSet, stored: Mapping[tuple[str, str], StoredFile], vectors: Mapping[str, list[float]]
     ) -> None:
         for write in changes.files:
-            keep = stored[(write.track, write.name)].segment_texts if (write.track, write.name) in stored else frozenset()
+            known = stored.get((write.track, write.name))
+            keep = known.segment_texts if known is not None else frozenset()
             for draft in write.segments:
                 # The store keeps its own vector for a text it already holds; send only new ones.
                 draft.vector = None if draft.text in keep else vectors.get(draft.text)
@@ -302,7 +305,9 @@ class LocalEngine(AgenticMemoryBackend):
     ) -> dict[str, Any]:
         """Hybrid search: ranked segments, their files (best segment wins) and resources."""
         if not isinstance(query, str) or not query.strip():
-            raise UsageError("empty query: pass the question to search memory for, e.g. `memu retrieve \"deploy steps\"`")
+            raise UsageError(
+                'empty query: pass the question to search memory for, e.g. `memu retrieve "deploy steps"`'
+            )
         filters = parse_where(where)
         k = DEFAULT_TOP_K if top_k is None else top_k
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:

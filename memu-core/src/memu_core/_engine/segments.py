@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memu_core.types import SegmentDraft
+from memu_core.types import SegmentDraft, SegmentKind
 
 MAX_SEGMENT_CHARS = 480
 """Longer lines are split at a word boundary: one pasted log line must not become one vector."""
@@ -50,7 +50,7 @@ def split_long(line: str, limit: int = MAX_SEGMENT_CHARS) -> list[str]:
 def segment_file(track: str, name: str, description: str, content: str) -> list[SegmentDraft]:
     """All segments of one file, in order, with lexical context; texts are unique per file."""
     drafts = [SegmentDraft(kind="header", ordinal=0, text=header_text(name, description))]
-    kind = "body" if track == "skill" else "line"
+    kind: SegmentKind = "body" if track == "skill" else "line"
     headings: list[str] = []
     seen = {drafts[0].text}
     # (text, heading path, index of the first line of its section) for every content piece.

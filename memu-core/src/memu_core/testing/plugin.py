@@ -15,6 +15,13 @@ def pytest_configure(config: pytest.Config) -> None:
     """Tests never start a background ``memu serve`` unless a test asks for one: a daemon left
     behind would outlive the run (tests of autostart set ``MEMU_SERVE_AUTOSTART=1`` themselves)."""
     os.environ.setdefault("MEMU_SERVE_AUTOSTART", "0")
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:
+        return
+    # Example timing is not a property: on a loaded CI machine a slow example is noise, not a bug.
+    settings.register_profile("memu", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "memu"))
 
 
 @pytest.fixture
@@ -30,7 +37,7 @@ def fresh_plugins() -> Iterator[Plugins]:
 
 
 @pytest.fixture
-def memu_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def memu_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An isolated home: ``HOME`` in a temp dir, every ``MEMU_*`` variable cleared, a fresh
     plugin manager and a reloaded config cache; lexical-only, no warm-server autostart.
     Returns the home directory."""
