@@ -263,3 +263,14 @@ def test_db_command_hooks(tmp_path: Path) -> None:
     assert SqliteStore.schema_revision(url) is None
     assert SqliteStore.upgrade_schema(url) == connection.HEAD_REVISION
     assert SqliteStore.schema_revision(url) == connection.HEAD_REVISION
+
+
+def test_a_sign_sqlite_does_not_know_does_not_hide_a_line(tmp_path: Path) -> None:
+    """Found by hypothesis: SQLite's tokenizer glued U+115C1 to the digit before it, so the line
+    "0𑗁" was not found by its own word "0". The store indexes pre-split words instead."""
+    from memu_core._engine.engine import LocalEngine
+
+    engine = LocalEngine(SqliteStore.open(str(tmp_path / "signs.db")))
+    engine.commit_results(recall_files=[{"name": "n", "content": "0\U000115c1\nplain line"}])
+    hits = engine.progressive_retrieve("0", top_k=5)["segments"]
+    assert [h["text"] for h in hits if h["kind"] == "line"][0] == "0\U000115c1"

@@ -41,6 +41,16 @@ def normalise(text: str) -> str:
     return "".join(ch for ch in folded if not unicodedata.combining(ch))
 
 
+def index_text(text: str) -> str:
+    """The words of ``text`` as a store indexes them: normalised and space-separated.
+
+    A full-text engine then only re-splits on spaces, so it cannot disagree with
+    :func:`query_terms` about what a word is (SQLite's tokenizer knows an older Unicode than
+    Python, and would glue a punctuation sign it does not know onto the word before it).
+    """
+    return " ".join(_WORD.findall(normalise(text)))
+
+
 def query_terms(query: str) -> list[str]:
     """The distinct search terms of ``query``, in order, stopwords dropped.
 

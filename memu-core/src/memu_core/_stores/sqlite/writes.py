@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from memu_core._engine.text import normalise
+from memu_core._engine.text import index_text
 from memu_core._stores import _common as c
 from memu_core._stores.sqlite.lexical import EVERY_ROW
 from memu_core._stores.sqlite.rows import stamp, vector_blob
@@ -62,7 +62,7 @@ def _write_resource(conn: sqlite3.Connection, rw: ResourceWrite, fp_key: str) ->
         )
         conn.execute(
             "INSERT INTO resources_fts (rowid, path, description) VALUES (?, ?, ?)",
-            (cur.lastrowid, normalise(rw.path), normalise(rw.description or "")),
+            (cur.lastrowid, index_text(rw.path), index_text(rw.description or "")),
         )
     else:
         seq, rid, old = row
@@ -73,7 +73,7 @@ def _write_resource(conn: sqlite3.Connection, rw: ResourceWrite, fp_key: str) ->
             )
             conn.execute(
                 "UPDATE resources_fts SET description = ? WHERE rowid = ?",
-                (normalise(rw.description or ""), seq),
+                (index_text(rw.description or ""), seq),
             )
             # The old description's vectors (under every fingerprint) no longer describe it.
             conn.execute("DELETE FROM vectors WHERE owner_kind = 'resource' AND owner_id = ?", (rid,))
@@ -134,7 +134,7 @@ def _write_file(conn: sqlite3.Connection, fw: FileWrite, fp_key: str) -> None:
             seq, sid, old_context = pool.pop(0)
             updates.append((draft.kind, draft.ordinal, draft.context, seq))
             if old_context != draft.context:
-                fts_updates.append((normalise(draft.context), seq))
+                fts_updates.append((index_text(draft.context), seq))
         else:
             sid = c.new_id()
             inserts.append(
@@ -150,7 +150,7 @@ def _write_file(conn: sqlite3.Connection, fw: FileWrite, fp_key: str) -> None:
                     draft.context,
                 )
             )
-            fts_inserts.append((normalise(draft.text), normalise(draft.context), sid))
+            fts_inserts.append((index_text(draft.text), index_text(draft.context), sid))
         if draft.vector is not None:
             vectors.append((sid, fp_key, vector_blob(draft.vector)))
     stale = [(seq,) for pool in spare.values() for seq, _, _ in pool]
