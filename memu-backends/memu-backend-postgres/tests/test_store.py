@@ -125,9 +125,11 @@ def test_unchanged_lines_keep_their_rows_and_removed_lines_go(store: PostgresSto
     store.apply(changes(write))
     assert {h.id for h in store.search_segments_lexical("alpha", {}, None, 5)} == first
     assert store.search_segments_lexical("beta", {}, None, 5) == []
-    dense = store.search_segments_dense(vectorise("alpha line"), {}, None, 1)
-    assert [h.id for h in dense] == list(first)
-    assert dense[0].score == pytest.approx(1.0, abs=1e-5)
+    # The kept row still holds its vector. (Asked for several hits: HNSW is approximate, and on a
+    # three-row graph with a deleted node it has been seen to rank a neighbour first.)
+    dense = {h.id: h.score for h in store.search_segments_dense(vectorise("alpha line"), {}, None, 3)}
+    (kept,) = first
+    assert dense[kept] == pytest.approx(1.0, abs=1e-5)
 
 
 def test_lexical_ranks_text_above_context_and_respects_scope_and_tracks(store: PostgresStore) -> None:
