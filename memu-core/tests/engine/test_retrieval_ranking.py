@@ -12,11 +12,13 @@ from memu_core._engine import segments as segments_mod
 from memu_core._engine.engine import LocalEngine
 from memu_core._engine.fusion import fuse
 from memu_core._engine.segments import segment_file
-from memu_core._engine.text import expand_query, query_terms, word_forms
+from memu_core._engine import rerank
+from memu_core._engine.rerank import lift_by_file, phrase_ranking
+from memu_core._engine.text import expand_query, query_phrases, query_terms, word_forms
 from memu_core._stores.memory import InMemoryStore
 from memu_core._stores.sqlite.store import SqliteStore
 from memu_core.testing.embedders import HashingEmbedder
-from memu_core.types import Hit
+from memu_core.types import Hit, Scope, Segment
 
 
 @pytest.mark.parametrize(
@@ -109,29 +111,56 @@ def test_other_word_forms_are_found_lexically(engine: LocalEngine) -> None:
     assert ("Melanie painted a lake" in found) == engine_mod.EXPAND_FORMS
 
 
-def test_smoothing_lifts_the_line_next_to_a_strong_match() -> None:
-    from memu_core._engine.engine import _smooth
-    from memu_core.types import Scope, Segment
-
-    def seg(i: str, ordinal: int, kind: str = "line") -> Segment:
-        return Segment(id=i, file_id="f", scope=Scope(), track="memory", kind=kind, ordinal=ordinal, text=i)  # type: ignore[arg-type]
-
-    segments = {"q": seg("q", 1), "a": seg("a", 2), "x": seg("x", 7), "h": seg("h", 0, "header")}
-    fused = [Hit("q", 1.0), Hit("x", 0.5), Hit("a", 0.45), Hit("h", 0.4)]
-    assert [h.id for h in _smooth(fused, segments, 0.0)] == ["q", "x", "a", "h"]
-    lifted = _smooth(fused, segments, 0.3)
-    assert [h.id for h in lifted][:2] == ["q", "a"]
-    assert next(h for h in lifted if h.id == "h").score == pytest.approx(0.4)
+def _seg(i: str, file_id: str, ordinal: int, text: str, context: str = "") -> Segment:
+    return Segment(id=i, file_id=file_id, scope=Scope(), track="memory", kind="line", ordinal=ordinal, text=text, context=context)
 
 
-def test_retrieval_with_smoothing_still_returns_top_k_lines(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_query_phrases_pair_adjacent_words_only() -> None:
+    assert query_phrases("What did Gina say about the Grand Opening?") == ["gina say", "grand opening"]
+    assert query_phrases("opening of the studio") == []
+    assert query_phrases("deploy") == []
+
+
+def test_phrase_ranking_puts_adjacent_words_first_and_counts_context_less() -> None:
+    segments = {
+        "apart": _seg("apart", "f", 1, "the opening was grand"),
+        "near": _seg("near", "f", 2, "see you at the grand opening"),
+        "ctx": _seg("ctx", "f", 3, "so excited", context="the grand opening is tomorrow"),
+    }
+    fused = [Hit("apart", 3.0), Hit("ctx", 2.0), Hit("near", 1.0)]
+    ranked = phrase_ranking(fused, segments, ["grand opening"])
+    assert [h.id for h in ranked] == ["near", "ctx"]
+    assert ranked[1].score == pytest.approx(rerank.CONTEXT_PHRASE_CREDIT)
+    assert phrase_ranking(fused, segments, []) == []
+
+
+def test_lift_by_file_favours_the_file_where_most_candidates_matched() -> None:
+    segments = {
+        "a1": _seg("a1", "a", 1, "x"),
+        "a2": _seg("a2", "a", 2, "y"),
+        "b1": _seg("b1", "b", 1, "z"),
+    }
+    fused = [Hit("b1", 0.100), Hit("a1", 0.099), Hit("a2", 0.09), Hit("gone", 0.2)]
+    lifted = lift_by_file(fused, segments, 0.5)
+    assert [h.id for h in lifted if h.id != "gone"] == ["a1", "b1", "a2"]
+    assert next(h for h in lifted if h.id == "gone").score == pytest.approx(0.2)  # unknown: no lift
+    assert lift_by_file(fused, segments, 0.0) == sorted(fused, key=lambda h: -h.score)
+
+
+def test_a_line_holding_the_query_phrase_outranks_one_holding_its_words_apart(
+    engine: LocalEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(engine_mod, "NEIGHBOUR_WEIGHT", 0.3)
-    eng = LocalEngine(SqliteStore.open(str(tmp_path / "s.db")), embedder=HashingEmbedder())
-    lines = "\n".join(f"line {i} about topic{i % 3}" for i in range(12))
-    eng.commit_results(recall_files=[{"name": "f", "description": "d", "content": lines}])
-    result = eng.progressive_retrieve("topic1 line", top_k=4)
-    assert len(result["segments"]) == 4
-    assert len({s["id"] for s in result["segments"]}) == 4
-    eng.close()
+    engine.commit_results(
+        recall_files=[
+            {"name": "apart", "description": "", "content": "opening was grand"},
+            {"name": "phrase", "description": "", "content": "we planned the grand opening of the studio with friends"},
+        ]
+    )
+
+    def first_line() -> str:
+        result = engine.progressive_retrieve("grand opening", top_k=2, mode="lexical")
+        return str(next(s["text"] for s in result["segments"] if s["kind"] == "line"))
+
+    assert first_line().startswith("we planned the grand opening")
+    monkeypatch.setattr(engine_mod, "PHRASE_WEIGHT", 0.0)
+    assert first_line() == "opening was grand"  # BM25 alone prefers the shorter line

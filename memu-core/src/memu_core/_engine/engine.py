@@ -4,7 +4,8 @@ A commit is *plan → embed → write*: the plan reads what is stored, only text
 are embedded (in one batched call), and the store writes everything in one transaction. If
 another writer moved a file in between, the store refuses and the engine plans again, reusing
 the vectors it already has. Retrieval runs lexical and dense searches, fuses them with
-reciprocal-rank fusion and rolls segments up to their files.
+reciprocal-rank fusion, re-ranks the candidates by query phrases and by the file around each
+line (``rerank.py``) and rolls segments up to their files.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from memu_core._engine.inputs import (
     parse_scope,
     parse_where,
 )
+from memu_core._engine.rerank import FILE_PRIOR_WEIGHT, PHRASE_WEIGHT, lift_by_file, phrase_ranking
 from memu_core._engine.segments import segment_file
-from memu_core._engine.text import expand_query
+from memu_core._engine.text import expand_query, query_phrases
 from memu_core.errors import EmbeddingError, FingerprintMismatch, StoreError, UsageError, WriteConflict
 from memu_core.interfaces import AgenticMemoryBackend, Embedder, MemoryStore
 from memu_core.types import (
@@ -54,9 +56,6 @@ signal for agent memory; MiniLM cosine over a single line adds what words miss."
 DENSE_WEIGHT = 1.0
 EXPAND_FORMS = True
 """Add other forms of the query's words (``painting`` → ``painted``) to the lexical search."""
-NEIGHBOUR_WEIGHT = 0.0
-"""Share of a neighbouring line's fused score added to a line's own (0 turns it off; measured
-on LoCoMo it did not add to the wider line context)."""
 HEADER_SLOTS: int | None = 1
 """How many ``segments`` slots header segments (``name: description``) may take; ``None`` = no
 limit. Further header hits still rank their files, but leave the slots to content lines."""
@@ -154,7 +153,7 @@ class LocalEngine(AgenticMemoryBackend):
                 f"set MEMU_EMBED_PROVIDER={stored.provider} (and MEMU_EMBED_MODEL={stored.model}) so new "
                 "memories are searchable the same way"
             )
-        if embedder is not None and self._check_space(embedder) is None and self._has_files():
+        if embedder is not None and self._lexical_only_store(embedder):
             raise FingerprintMismatch(
                 f"the store was built lexical-only and has no vectors, but {embedder.fingerprint.describe()} "
                 "is now configured; run `memu reindex` once to embed what is stored"
@@ -217,9 +216,14 @@ class LocalEngine(AgenticMemoryBackend):
             segments=segment_file(new.track, new.name, description, new.content),
         )
 
-    def _has_files(self) -> bool:
+    def _lexical_only_store(self, embedder: Embedder) -> bool:
+        """True when the store holds files but no vectors at all (it was built lexical-only)."""
+        if self._check_space(embedder) is not None:
+            return False
         files, _ = self.store.list_files({}, None, 1)
-        return bool(files)
+        # Read the fingerprint again after the files: a concurrent first commit writes its files
+        # and the fingerprint in one transaction, so it may have landed between the two reads.
+        return bool(files) and self.store.fingerprint() is None
 
     @staticmethod
     def _plan_resource(scope: Scope, new: ResourceInput, stored: Resource | None) -> ResourceWrite | None:
@@ -342,9 +346,15 @@ class LocalEngine(AgenticMemoryBackend):
 
         fused = fuse(seg_rankings)
         known: dict[str, Segment] = {}
-        if NEIGHBOUR_WEIGHT > 0 and fused:
+        if fused and used != "dense":
+            # Pure dense stays pure cosine (it is the diagnostic mode); the others re-rank.
             known = self.store.fetch_segments([h.id for h in fused])
-            fused = _smooth(fused, known, NEIGHBOUR_WEIGHT)
+            phrases = query_phrases(query) if PHRASE_WEIGHT > 0 else []
+            by_phrase = phrase_ranking(fused, known, phrases)
+            if by_phrase:
+                fused = fuse([*seg_rankings, (by_phrase, PHRASE_WEIGHT)])
+            if FILE_PRIOR_WEIGHT > 0:
+                fused = lift_by_file(fused, known, FILE_PRIOR_WEIGHT)
         top, segments, header_hits = self._pick_segments(fused, k, known)
         parents = [s.file_id for s in segments.values()]
         files = self.store.fetch_files(list(dict.fromkeys(parents)))
@@ -429,20 +439,3 @@ class LocalEngine(AgenticMemoryBackend):
         """Close the store."""
         self.store.close()
 
-
-def _smooth(fused: list[Hit], segments: dict[str, Segment], weight: float) -> list[Hit]:
-    """Lift each candidate by ``weight`` x the best score of its neighbouring lines.
-
-    A line next to a strong match is often the answer to it (or the question it answers); the
-    lift lets it outrank an isolated line that matched as well on its own.
-    """
-    by_place = {(s.file_id, s.ordinal): h.score for h in fused if (s := segments.get(h.id)) is not None}
-    lifted = []
-    for hit in fused:
-        seg = segments.get(hit.id)
-        bonus = 0.0
-        if seg is not None and seg.kind != "header":
-            before = by_place.get((seg.file_id, seg.ordinal - 1), 0.0)
-            bonus = max(before, by_place.get((seg.file_id, seg.ordinal + 1), 0.0))
-        lifted.append(Hit(hit.id, hit.score + weight * bonus))
-    return sorted(lifted, key=lambda h: -h.score)

@@ -116,6 +116,26 @@ def word_forms(term: str) -> list[str]:
     return [f for f in forms if len(f) >= MIN_STEM and f not in STOPWORDS]
 
 
+MAX_PHRASES = 16
+"""At most this many phrases per query (a pasted document is not a question)."""
+
+
+def query_phrases(query: str) -> list[str]:
+    """Adjacent pairs of the query's words, stopwords excluded, as ``"grand opening"``.
+
+    Only words that stood next to each other in the query form a phrase: "opening of the
+    studio" yields none, since the pair would be matched across words the user did not write.
+    The words are normalised like :func:`index_text`, so a phrase can be looked up in a line's
+    indexed text by plain substring search.
+    """
+    words = _WORD.findall(normalise(query))
+    phrases: dict[str, None] = {}
+    for first, second in zip(words, words[1:], strict=False):
+        if first not in STOPWORDS and second not in STOPWORDS:
+            phrases.setdefault(f"{first} {second}", None)
+    return list(phrases)[:MAX_PHRASES]
+
+
 def expand_query(query: str) -> str:
     """``query`` followed by the other forms of its terms, for lexical search.
 
