@@ -7,7 +7,8 @@ resources, 384-dimension vectors), then times:
   and resources, fusion, roll-up to files, fetches) with the store already open, over a rotating
   set of queries; the same through the sqlite store (FTS5 + faiss), side by side;
 - the raw store searches behind it (``search_segments_lexical`` / ``search_segments_dense``);
-- ``apply`` of one change set of 1,000 new 20-line files (with vectors) into the big store.
+- ``apply`` of one change set of 1,000 new 20-line files (with vectors) into the big store
+  (``--apply-files``; ``run_all.py`` times 100 to stay within the 20-minute run).
 
 Vectors are not a model's: each word of the vocabulary has a fixed random direction and a text's
 vector is the normalised sum of its words' plus a little noise, so similar lines get similar
@@ -331,8 +332,10 @@ def timed(runs: int, work: Callable[[int], object]) -> list[float]:
     return out
 
 
-def measure(label: str, store: MemoryStore, vectors: WordVectors, runs: int, apply_runs: int) -> list[str]:
-    """Retrieve, raw searches and a 1,000-file apply on one store."""
+def measure(
+    label: str, store: MemoryStore, vectors: WordVectors, runs: int, apply_runs: int, apply_files: int
+) -> list[str]:
+    """Retrieve, raw searches and an ``apply_files``-file change set on one store."""
     from memu_core._engine.engine import LocalEngine
 
     engine = LocalEngine(store, embedder=BenchEmbedder(vectors))
@@ -360,12 +363,13 @@ def measure(label: str, store: MemoryStore, vectors: WordVectors, runs: int, app
     samples = []
     for run in range(apply_runs):
         change = ChangeSet(
-            files=[make_file(rng, f"bulk-{run}-{i:04d}", vectors) for i in range(1000)], fingerprint=FP
+            files=[make_file(rng, f"bulk-{run}-{i:04d}", vectors) for i in range(apply_files)], fingerprint=FP
         )
         start = time.perf_counter()
         store.apply(change)
         samples.append(time.perf_counter() - start)
-    lines.append(summary(f"{label} apply 1,000 files x {LINES} lines (one change set)", samples))
+    if samples:
+        lines.append(summary(f"{label} apply {apply_files:,} files x {LINES} lines (one change set)", samples))
     return lines
 
 
@@ -390,7 +394,8 @@ def main() -> None:
     parser.add_argument("--dsn", help="an existing Postgres database (default: start a private one)")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--files", type=int, default=5000, help="files of 20 lines (5000 = 100,000 segments)")
-    parser.add_argument("--apply-runs", type=int, default=3, help="1,000-file change sets to time")
+    parser.add_argument("--apply-runs", type=int, default=3, help="change sets to time (0 = none)")
+    parser.add_argument("--apply-files", type=int, default=1000, help="new files per timed change set")
     parser.add_argument("--no-sqlite", action="store_true", help="skip the sqlite side")
     args = parser.parse_args()
 
@@ -430,9 +435,9 @@ def main() -> None:
                 )
             )
             out.append(_recall(pg, lite, vectors))
-        out += measure("postgres", pg, vectors, args.runs, args.apply_runs)
+        out += measure("postgres", pg, vectors, args.runs, args.apply_runs, args.apply_files)
         if lite is not None:
-            out += measure("sqlite", lite, vectors, args.runs, args.apply_runs)
+            out += measure("sqlite", lite, vectors, args.runs, args.apply_runs, args.apply_files)
             lite.close()
         pg.close()
         print("\n".join(out))

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from memu_core._engine import engine as engine_mod
+from memu_core._engine import rerank
 from memu_core._engine import segments as segments_mod
 from memu_core._engine.engine import LocalEngine
 from memu_core._engine.fusion import fuse
-from memu_core._engine.segments import segment_file
-from memu_core._engine import rerank
 from memu_core._engine.rerank import lift_by_file, phrase_ranking
+from memu_core._engine.segments import segment_file
 from memu_core._engine.text import expand_query, query_phrases, query_terms, word_forms
 from memu_core._stores.memory import InMemoryStore
 from memu_core._stores.sqlite.store import SqliteStore
@@ -112,7 +112,9 @@ def test_other_word_forms_are_found_lexically(engine: LocalEngine) -> None:
 
 
 def _seg(i: str, file_id: str, ordinal: int, text: str, context: str = "") -> Segment:
-    return Segment(id=i, file_id=file_id, scope=Scope(), track="memory", kind="line", ordinal=ordinal, text=text, context=context)
+    return Segment(
+        id=i, file_id=file_id, scope=Scope(), track="memory", kind="line", ordinal=ordinal, text=text, context=context
+    )
 
 
 def test_query_phrases_pair_adjacent_words_only() -> None:

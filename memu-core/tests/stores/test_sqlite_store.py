@@ -273,4 +273,4 @@ def test_a_sign_sqlite_does_not_know_does_not_hide_a_line(tmp_path: Path) -> Non
     engine = LocalEngine(SqliteStore.open(str(tmp_path / "signs.db")))
     engine.commit_results(recall_files=[{"name": "n", "content": "0\U000115c1\nplain line"}])
     hits = engine.progressive_retrieve("0", top_k=5)["segments"]
-    assert [h["text"] for h in hits if h["kind"] == "line"][0] == "0\U000115c1"
+    assert next(h["text"] for h in hits if h["kind"] == "line") == "0\U000115c1"

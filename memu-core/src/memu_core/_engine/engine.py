@@ -346,11 +346,10 @@ class LocalEngine(AgenticMemoryBackend):
 
         fused = fuse(seg_rankings)
         known: dict[str, Segment] = {}
-        if fused and used != "dense":
+        if fused and used != "dense" and (PHRASE_WEIGHT > 0 or FILE_PRIOR_WEIGHT > 0):
             # Pure dense stays pure cosine (it is the diagnostic mode); the others re-rank.
             known = self.store.fetch_segments([h.id for h in fused])
-            phrases = query_phrases(query) if PHRASE_WEIGHT > 0 else []
-            by_phrase = phrase_ranking(fused, known, phrases)
+            by_phrase = phrase_ranking(fused, known, query_phrases(query)) if PHRASE_WEIGHT > 0 else []
             if by_phrase:
                 fused = fuse([*seg_rankings, (by_phrase, PHRASE_WEIGHT)])
             if FILE_PRIOR_WEIGHT > 0:

@@ -8,6 +8,7 @@ AND would return nothing as soon as the agent's wording adds one word the memory
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -130,7 +131,7 @@ def query_phrases(query: str) -> list[str]:
     """
     words = _WORD.findall(normalise(query))
     phrases: dict[str, None] = {}
-    for first, second in zip(words, words[1:], strict=False):
+    for first, second in itertools.pairwise(words):
         if first not in STOPWORDS and second not in STOPWORDS:
             phrases.setdefault(f"{first} {second}", None)
     return list(phrases)[:MAX_PHRASES]

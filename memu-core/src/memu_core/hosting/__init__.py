@@ -9,18 +9,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memu_core.hosting.source import (
-    Record,
-    RecordKind,
-    SessionFile,
-    TranscriptRead,
-    TranscriptReadError,
-    TranscriptSource,
-)
 from memu_core.hosting.spec import HostSpec
 
 if TYPE_CHECKING:
     import typer
+
+    from memu_core.hosting.source import (
+        Record,
+        RecordKind,
+        SessionFile,
+        TranscriptRead,
+        TranscriptReadError,
+        TranscriptSource,
+    )
+
+_FROM_SOURCE = frozenset(
+    {"Record", "RecordKind", "SessionFile", "TranscriptRead", "TranscriptReadError", "TranscriptSource"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    # The source types load on first use: a host binary's per-turn ``retrieve`` imports this
+    # package for its HostSpec and never reads a transcript.
+    if name in _FROM_SOURCE:
+        from memu_core.hosting import source
+
+        return getattr(source, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "HostSpec",
