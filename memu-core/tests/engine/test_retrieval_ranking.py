@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memu_core._engine import engine as engine_mod
 from memu_core._engine import rerank
@@ -166,3 +168,16 @@ def test_a_line_holding_the_query_phrase_outranks_one_holding_its_words_apart(
     assert first_line().startswith("we planned the grand opening")
     monkeypatch.setattr(engine_mod, "PHRASE_WEIGHT", 0.0)
     assert first_line() == "opening was grand"  # BM25 alone prefers the shorter line
+
+
+@given(
+    line=st.text(alphabet=st.sampled_from(list("ab é_-.,AÉ1")), max_size=30),
+    first=st.sampled_from(["a", "ab", "e", "1"]),
+    second=st.sampled_from(["b", "ab", "e", "a1"]),
+)
+def test_phrase_match_agrees_with_the_indexed_words(line: str, first: str, second: str) -> None:
+    from memu_core._engine.rerank import _Phrase
+    from memu_core._engine.text import index_text, normalise
+
+    expected = f" {first} {second} " in f" {index_text(line)} "
+    assert _Phrase(f"{first} {second}").found_in(normalise(line)) == expected

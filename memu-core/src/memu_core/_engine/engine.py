@@ -59,6 +59,9 @@ EXPAND_FORMS = True
 HEADER_SLOTS: int | None = 1
 """How many ``segments`` slots header segments (``name: description``) may take; ``None`` = no
 limit. Further header hits still rank their files, but leave the slots to content lines."""
+RERANK_DEPTH = 50
+"""The re-ranking steps (``rerank.py``) look at the best ``max(5 x top_k, RERANK_DEPTH)`` fused
+candidates; further down, a lift would not bring a line into the results."""
 COMMIT_ATTEMPTS = 8
 SEARCH_MODES = ("hybrid", "lexical", "dense")
 
@@ -348,8 +351,9 @@ class LocalEngine(AgenticMemoryBackend):
         known: dict[str, Segment] = {}
         if fused and used != "dense" and (PHRASE_WEIGHT > 0 or FILE_PRIOR_WEIGHT > 0):
             # Pure dense stays pure cosine (it is the diagnostic mode); the others re-rank.
-            known = self.store.fetch_segments([h.id for h in fused])
-            by_phrase = phrase_ranking(fused, known, query_phrases(query)) if PHRASE_WEIGHT > 0 else []
+            head = fused[: max(k * CANDIDATES_PER_RESULT, RERANK_DEPTH)]
+            known = self.store.fetch_segments([h.id for h in head])
+            by_phrase = phrase_ranking(head, known, query_phrases(query)) if PHRASE_WEIGHT > 0 else []
             if by_phrase:
                 fused = fuse([*seg_rankings, (by_phrase, PHRASE_WEIGHT)])
             if FILE_PRIOR_WEIGHT > 0:
