@@ -74,9 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the scripts, then write or print the combined Markdown."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated names (core, locomo, store…)")
-    parser.add_argument(
-        "--budget", type=float, default=float(os.environ.get("MEMU_BENCH_BUDGET", TOTAL_BUDGET))
-    )
+    parser.add_argument("--budget", type=float, default=float(os.environ.get("MEMU_BENCH_BUDGET", TOTAL_BUDGET)))
     parser.add_argument("--out", default=str(h.REPO_ROOT / "docs" / "benchmarks.md"), help="'-' prints")
     args = parser.parse_args(argv)
     only = {n.strip() for n in args.only.split(",") if n.strip()} or None
@@ -94,15 +92,18 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"run_all: {name} (up to {share:.0f} s)", file=sys.stderr, flush=True)
         run = h.run_process([sys.executable, str(script), *ARGS.get(name, [])], env=env, timeout=share)
+        out = run.stdout.strip()
+        if out and not out.startswith("## "):
+            out = f"## {name} (`tests/bench/{script.name}`)\n\n{out}"
         if run.returncode == 0:
-            sections.append(run.stdout.strip())
+            sections.append(out)
             summary.append([name, "ok", f"{run.seconds:.0f} s", f"{run.peak_rss_mb:.0f} MiB"])
         else:
             why = "timed out" if run.returncode == -9 else f"exit {run.returncode}"
             tail = (run.stderr.strip().splitlines() or [""])[-1][:200]
             summary.append([name, why, f"{run.seconds:.0f} s", tail.replace("|", "/")])
-            if run.stdout.strip():
-                sections.append(run.stdout.strip() + f"\n\n_(incomplete: {why})_")
+            if out:
+                sections.append(out + f"\n\n_(incomplete: {why})_")
     total = time.monotonic() - started
     body = "\n\n".join(
         [
