@@ -1,8 +1,8 @@
 """Re-ranking the fused candidates with what the candidates themselves show.
 
 The stores rank words one at a time (BM25) and lines one at a time (cosine). Two signals need
-the candidate lines in hand, so the engine adds them after fusion, on the few hundred
-candidates the searches returned, identically for every store:
+the candidate lines in hand, so the engine adds them after fusion, on the best few dozen fused
+candidates (``engine.RERANK_DEPTH``), identically for every store:
 
 - **phrases**: a line that holds the query's words *next to each other* ("grand opening",
   "support group") is likelier the one meant than a line that holds them apart. Lines holding

@@ -135,8 +135,8 @@ def query_phrases(query: str) -> list[str]:
 
     Only words that stood next to each other in the query form a phrase: "opening of the
     studio" yields none, since the pair would be matched across words the user did not write.
-    The words are normalised like :func:`index_text`, so a phrase can be looked up in a line's
-    indexed text by plain substring search.
+    The words are normalised like :func:`index_text`, so a phrase matches a line whose indexed
+    words hold the pair side by side (``_engine/rerank.py``).
     """
     words = _WORD.findall(normalise(query))
     phrases: dict[str, None] = {}
