@@ -162,3 +162,21 @@ def test_socket_face_needs_no_key(engine: Any) -> None:
             assert "HTTPBearer" not in schemes
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_non_blank_pattern_is_pythons_notion_of_blank() -> None:
+    # The published schema and pydantic must agree on every character (ECMA-262 and Rust's
+    # regex disagree about what ``\s`` covers, e.g. U+0085), and both must match str.strip.
+    import re
+
+    import pydantic
+    import pytest
+
+    from memu_server.models import NON_BLANK, SearchBody
+
+    pattern = re.compile(NON_BLANK)
+    assert all((pattern.search(chr(c)) is None) == chr(c).isspace() for c in range(0x110000))
+    for blank in ("\x85", "\u3000", " \t\x1f"):
+        with pytest.raises(pydantic.ValidationError):
+            SearchBody(query=blank)
+    assert SearchBody(query="\x85a").query == "\x85a"

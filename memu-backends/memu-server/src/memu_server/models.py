@@ -12,8 +12,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memu_core._serve import v4
 
-NON_BLANK = r"[^\s\x1c-\x1f]"
-"""At least one character that Python's ``str.strip`` keeps (names and queries are trimmed)."""
+_BLANKS = "\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NON_BLANK = f"[^{_BLANKS}]"
+"""At least one character that Python's ``str.strip`` keeps (names and queries are trimmed).
+
+The blanks are listed as characters, not as ``\\s``: pydantic's Rust regex counts U+0085 as
+``\\s`` and JSON Schema's ECMA-262 dialect does not, so a client validating against the
+published schema would send names the server then refused."""
 
 ScopeStr = Field(default=None, max_length=v4.MAX_SCOPE_CHARS)
 
