@@ -171,7 +171,6 @@ def test_the_non_blank_pattern_is_pythons_notion_of_blank() -> None:
 
     import pydantic
     import pytest
-
     from memu_server.models import NON_BLANK, SearchBody
 
     pattern = re.compile(NON_BLANK)
