@@ -13,13 +13,14 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from memu_host_hermes.testing import create_state_db
+from memu_host_openclaw.testing import create_agent_db
 
 FACT = "The release train leaves every Tuesday at 09:30 from the main branch."
 QUERY = "when does the release train leave"
@@ -84,18 +85,7 @@ def _cursor(home: Path) -> list[str]:
 
 
 def _openclaw(home: Path) -> list[str]:
-    db = home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
-    db.parent.mkdir(parents=True)
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(
-        "CREATE TABLE session_windows (session_id TEXT PRIMARY KEY, session_key TEXT, reason TEXT,"
-        " transcript_updated_at INTEGER) STRICT;"
-        "CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
-        " event_json TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq)) STRICT;"
-        "CREATE TABLE transcript_rewrite_watermarks (session_id TEXT PRIMARY KEY, generation TEXT NOT NULL,"
-        " updated_at INTEGER NOT NULL) STRICT;"
-    )
+    conn = create_agent_db(home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite")
     conn.execute("INSERT INTO session_windows VALUES ('s1', 'agent:main:main', 'new', NULL)")
     conn.execute("INSERT INTO transcript_rewrite_watermarks VALUES ('s1', 'g1', 0)")
     for seq, entry in enumerate(
@@ -117,18 +107,9 @@ def _openclaw(home: Path) -> list[str]:
 
 
 def _hermes(home: Path) -> list[str]:
-    db = home / ".hermes" / "state.db"
-    db.parent.mkdir(parents=True)
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(
-        "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, started_at REAL NOT NULL);"
-        "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
-        " role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT,"
-        " timestamp REAL NOT NULL);"
-    )
+    conn = create_state_db(home / ".hermes" / "state.db")
     sid = "20260820_100000_a1.b2"
-    conn.execute("INSERT INTO sessions VALUES (?, 'cli', 100.0)", (sid,))
+    conn.execute("INSERT INTO sessions(id, source, started_at) VALUES (?, 'cli', 100.0)", (sid,))
     insert = "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?, ?, ?, ?)"
     conn.execute(insert, (sid, "user", FACT, 101.0))
     conn.execute(insert, (sid, "assistant", "Noted.", 102.0))

@@ -21,7 +21,6 @@ import os
 import random
 import resource
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -29,6 +28,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from memu_host_hermes.testing import create_state_db
+from memu_host_openclaw.testing import create_agent_db
 
 SEED = 20240217
 WORDS = [
@@ -54,16 +56,7 @@ def _text(rng: random.Random) -> str:
 
 
 def build_hermes(home: Path, sessions: int, records: int, rng: random.Random) -> Callable[[], None]:
-    db = home / ".hermes" / "state.db"
-    db.parent.mkdir(parents=True)
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute(
-        "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
-        " role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT,"
-        " timestamp REAL NOT NULL)"
-    )
-    conn.execute("CREATE INDEX idx_messages_session ON messages(session_id, timestamp)")  # as Hermes has
+    conn = create_state_db(home / ".hermes" / "state.db")
     rows = []
     for s in range(sessions):
         for r in range(records):
@@ -85,18 +78,7 @@ def build_hermes(home: Path, sessions: int, records: int, rng: random.Random) ->
 
 
 def build_openclaw(home: Path, sessions: int, records: int, rng: random.Random) -> Callable[[], None]:
-    db = home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
-    db.parent.mkdir(parents=True)
-    conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(
-        "CREATE TABLE session_windows (session_id TEXT PRIMARY KEY, session_key TEXT, reason TEXT,"
-        " transcript_updated_at INTEGER) STRICT;"
-        "CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
-        " event_json TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq)) STRICT;"
-        "CREATE TABLE transcript_rewrite_watermarks (session_id TEXT PRIMARY KEY, generation TEXT NOT NULL,"
-        " updated_at INTEGER NOT NULL) STRICT;"
-    )
+    conn = create_agent_db(home / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite")
     conn.execute("BEGIN")
     for s in range(sessions):
         sid = f"s{s:05}"

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from memu_host_hermes.testing import create_state_db
 
 
 @pytest.fixture
@@ -14,44 +15,12 @@ def home(memu_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMU_SERVE_AUTOSTART", "0")
     return memu_home
 
-
-SCHEMA = """
-CREATE TABLE sessions (
-    id TEXT PRIMARY KEY,
-    source TEXT NOT NULL,
-    user_id TEXT,
-    model TEXT,
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    title TEXT
-);
-CREATE TABLE messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id TEXT NOT NULL REFERENCES sessions(id),
-    role TEXT NOT NULL,
-    content TEXT,
-    tool_call_id TEXT,
-    tool_calls TEXT,
-    tool_name TEXT,
-    timestamp REAL NOT NULL,
-    token_count INTEGER,
-    finish_reason TEXT
-);
-CREATE INDEX idx_messages_session ON messages(session_id, timestamp);
-"""
-
-
 class HermesDB:
     """A Hermes ``state.db`` with the real schema in WAL mode, written like the gateway does."""
 
     def __init__(self, path: Path) -> None:
-        import sqlite3
-
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.conn = sqlite3.connect(path, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.executescript(SCHEMA)
+        self.conn = create_state_db(path)
 
     def session(self, sid: str, started: float) -> None:
         self.conn.execute("INSERT INTO sessions(id, source, started_at) VALUES (?, 'cli', ?)", (sid, started))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memu_host_openclaw.testing import create_agent_db
 
 
 @pytest.fixture
@@ -16,46 +17,12 @@ def home(memu_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMU_SERVE_AUTOSTART", "0")
     return memu_home
 
-
-SCHEMA = """
-CREATE TABLE session_windows (
-    session_id TEXT PRIMARY KEY,
-    session_key TEXT,
-    reason TEXT,
-    transcript_updated_at INTEGER
-) STRICT;
-CREATE TABLE transcript_events (
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event_json TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    PRIMARY KEY (session_id, seq)
-) STRICT;
-CREATE TABLE transcript_rewrite_watermarks (
-    session_id TEXT PRIMARY KEY,
-    generation TEXT NOT NULL,
-    updated_at INTEGER NOT NULL
-) STRICT;
-CREATE TABLE trajectory_runtime_events (
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event_json TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-) STRICT;
-"""
-
-
 class AgentStore:
     """One agent's ``openclaw-agent.sqlite`` (real schema, STRICT, WAL), written like OpenClaw does."""
 
     def __init__(self, agents: Path, agent_id: str) -> None:
-        import sqlite3
-
         self.path = agents / agent_id / "agent" / "openclaw-agent.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.executescript(SCHEMA)
+        self.conn = create_agent_db(self.path)
 
     def window(
         self, sid: str, key: str | None = None, generation: str = "g1", updated: int | None = None
