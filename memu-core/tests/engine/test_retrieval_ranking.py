@@ -16,7 +16,7 @@ from memu_core._engine.engine import LocalEngine
 from memu_core._engine.fusion import fuse
 from memu_core._engine.rerank import lift_by_file, phrase_ranking
 from memu_core._engine.segments import segment_file
-from memu_core._engine.text import expand_query, query_phrases, query_terms, word_forms
+from memu_core.text import expand_query, query_phrases, query_terms, word_forms
 from memu_core._stores.memory import InMemoryStore
 from memu_core._stores.sqlite.store import SqliteStore
 from memu_core.testing.embedders import HashingEmbedder
@@ -177,7 +177,7 @@ def test_a_line_holding_the_query_phrase_outranks_one_holding_its_words_apart(
 )
 def test_phrase_match_agrees_with_the_indexed_words(line: str, first: str, second: str) -> None:
     from memu_core._engine.rerank import _Phrase
-    from memu_core._engine.text import index_text, normalise
+    from memu_core.text import index_text, normalise
 
     expected = f" {first} {second} " in f" {index_text(line)} "
     assert _Phrase(f"{first} {second}").found_in(normalise(line)) == expected

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from memu_core._engine.cursor import decode_cursor, encode_cursor
 from memu_core._engine.fusion import fuse
 from memu_core._engine.segments import MAX_SEGMENT_CHARS, segment_file, split_long
-from memu_core._engine.text import normalise, query_terms
+from memu_core.text import normalise, query_terms
 from memu_core.types import Hit
 
 

@@ -3,7 +3,7 @@
 Postgres's own parser splits text its own way (hyphenated words, paths, e-mails and URLs become
 extra tokens), so documents indexed through ``to_tsvector`` would not match what the SQLite
 store's FTS5 tokenizer sees. Instead the store tokenises here, with the same rule as
-:func:`memu_core._engine.text.query_terms`, and writes the ``tsvector`` literally: the same
+:func:`memu_core.text.query_terms`, and writes the ``tsvector`` literally: the same
 words reach the index on both stores, and a query term is always spelled like a document term.
 """
 
@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memu_core._engine.text import normalise, query_terms
+from memu_core.text import normalise, query_terms
 
 # Same rule as ``query_terms``: runs of letters and digits, underscore as a separator (FTS5's
 # unicode61 tokenizer treats punctuation, underscore included, the same way).

@@ -16,38 +16,20 @@ from typing import Any, Literal
 from memu_backend_postgres import _lexical
 from memu_backend_postgres._meta import read_live
 from memu_backend_postgres._rows import tracks_sql, where_sql
+from memu_core.text import required_terms
 from memu_core.types import Hit, Where
 
 EF_SEARCH = 100
 """HNSW candidate list per search (pgvector's default is 40); more candidates, better recall."""
 
 BUDGET = 10_000
-"""Matching rows scored before the candidates narrow to the rarest terms (the SQLite store's)."""
+"""Matching rows scored before the candidates narrow to the rarest terms (the SQLite store's;
+the rule is :func:`memu_core.text.required_terms`)."""
 
 _TABLES = {
     "s": ("memu_segments", "segment_rows", "segment_tokens"),
     "r": ("memu_resources", "resource_rows", "resource_tokens"),
 }
-
-
-def _narrow(terms: list[str], df: dict[str, int]) -> list[str]:
-    """The terms whose rows are scored: all of them, or the rarest when they match too many rows.
-
-    The SQLite store's rule (``memu_core._stores.sqlite.lexical``): past :data:`BUDGET` matching
-    rows, only rows holding one of the rarest terms are candidates (still scored on every term).
-    Rows with only common words score lowest under BM25 anyway; skipping them keeps a query of
-    common words from scoring most of a large table.
-    """
-    if sum(df.get(t, 0) for t in terms) <= BUDGET:
-        return terms
-    rarest = sorted(terms, key=lambda t: df.get(t, 0))
-    chosen, total = [rarest[0]], df.get(rarest[0], 0)
-    for term in rarest[1:]:
-        if total + df.get(term, 0) > BUDGET:
-            break
-        chosen.append(term)
-        total += df.get(term, 0)
-    return chosen
 
 
 def lexical(
@@ -81,7 +63,7 @@ def lexical(
     extra = _lexical.EXTRA_TOKENS[kind]
     idf = [max(math.log((n_rows - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)), 1e-6) for t in terms]
     avgdl = (n_tokens + extra * n_rows) / n_rows
-    params.update(tsq=_lexical.tsquery_literal(_narrow(terms, df)), limit=limit)
+    params.update(tsq=_lexical.tsquery_literal(required_terms(terms, df, BUDGET)), limit=limit)
     # All arithmetic in float8 (numeric literals would make Postgres compute in slow numeric);
     # the constants are floats computed here, so splicing their repr() is safe.
     k1, b = _lexical.BM25_K1, _lexical.BM25_B

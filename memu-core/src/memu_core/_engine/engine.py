@@ -26,7 +26,7 @@ from memu_core._engine.inputs import (
 )
 from memu_core._engine.rerank import FILE_PRIOR_WEIGHT, PHRASE_WEIGHT, lift_by_file, phrase_ranking
 from memu_core._engine.segments import segment_file
-from memu_core._engine.text import expand_query, query_phrases
+from memu_core.text import expand_query, query_phrases
 from memu_core.errors import EmbeddingError, FingerprintMismatch, StoreError, UsageError, WriteConflict
 from memu_core.interfaces import AgenticMemoryBackend, Embedder, MemoryStore
 from memu_core.types import (

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from memu_core._engine.fusion import RRF_K
-from memu_core._engine.text import normalise
+from memu_core.text import normalise
 from memu_core.types import Hit, Segment
 
 PHRASE_WEIGHT = 1.0
@@ -51,9 +51,9 @@ class _Phrase:
 def phrase_ranking(hits: Sequence[Hit], segments: Mapping[str, Segment], phrases: Sequence[str]) -> list[Hit]:
     """The ``hits`` that hold at least one of ``phrases``, most phrases first.
 
-    ``phrases`` come from :func:`memu_core._engine.text.query_phrases`: two normalised words
+    ``phrases`` come from :func:`memu_core.text.query_phrases`: two normalised words
     joined by one space. A line holds a phrase when the two words are adjacent tokens of the
-    line as the stores index it (:func:`memu_core._engine.text.index_text`). Ties keep the
+    line as the stores index it (:func:`memu_core.text.index_text`). Ties keep the
     fused order.
     """
     if not phrases:

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from memu_core._engine.text import normalise
+from memu_core.text import normalise
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 K1 = 1.2

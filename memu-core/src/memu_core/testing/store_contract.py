@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memu_core._engine.text import query_terms
+from memu_core.text import query_terms
 from memu_core.errors import FingerprintMismatch, UsageError, WriteConflict
 from memu_core.interfaces import MemoryStore
 from memu_core.testing import strategies as mst

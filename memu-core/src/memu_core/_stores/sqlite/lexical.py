@@ -3,7 +3,8 @@
 FTS5's ``bm25()`` costs a few microseconds per matching row, so an OR of common words over
 200k segments (``run``, ``service``…) scores most of the table and blows the per-turn budget.
 When the terms together match more than :data:`BUDGET` rows, only rows holding at least one of
-the rarest terms are scored. They are still scored on *every* term, exactly as a plain OR
+the rarest terms are scored (:func:`memu_core.text.required_terms`, the rule every store
+shares). They are still scored on *every* term, exactly as a plain OR
 would score them: the expression is ``rare AND (common OR tag:EVERY_ROW)``, where the ``tag``
 column holds :data:`EVERY_ROW` in each row with a bm25 weight of 0. Rows with only common words
 score lowest under BM25 anyway (low IDF), which is what makes dropping them acceptable.
@@ -12,6 +13,8 @@ score lowest under BM25 anyway (low IDF), which is what makes dropping them acce
 from __future__ import annotations
 
 import sqlite3
+
+from memu_core.text import required_terms
 
 EVERY_ROW = "memurow"
 """The word stored in every row's ``tag`` column (user terms are filtered to other columns)."""
@@ -41,19 +44,11 @@ def _row_counts(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
 
 def segment_match(conn: sqlite3.Connection, terms: list[str]) -> str:
     """The ``MATCH`` expression for ``terms`` (non-empty) over ``segments_fts``."""
-    # A term the vocabulary lacks counts 0 and is kept: it may still match as a phrase when
-    # FTS5's tokenizer splits it where Python's word pattern did not.
+    # A term the vocabulary lacks counts 0 and stays required: it adds no row to score, and it
+    # may still match as a phrase when FTS5's tokenizer splits it where Python's pattern did not.
     counts = _row_counts(conn, terms)
-    if sum(counts.values()) <= BUDGET:
-        return _any(terms)
-    rarest = sorted(terms, key=lambda t: counts[t])
-    chosen, total = [rarest[0]], counts[rarest[0]]
-    for term in rarest[1:]:
-        if total + counts[term] > BUDGET:
-            break
-        chosen.append(term)
-        total += counts[term]
-    rest = [t for t in terms if t not in chosen]
+    required = required_terms(terms, counts, BUDGET)
+    rest = [t for t in terms if t not in required]
     if not rest:
-        return _any(chosen)
-    return f"({_any(chosen)}) AND ({_any(rest)} OR tag : {EVERY_ROW})"
+        return _any(required)
+    return f"({_any(required)}) AND ({_any(rest)} OR tag : {EVERY_ROW})"

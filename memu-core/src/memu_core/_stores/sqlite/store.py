@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
-from memu_core._engine.text import query_terms
+from memu_core.text import query_terms
 from memu_core._stores import _common as c
 from memu_core._stores.sqlite import connection, lexical, writes
 from memu_core._stores.sqlite.dense import DenseCache

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from memu_core._engine.text import index_text
+from memu_core.text import index_text
 from memu_core._stores import _common as c
 from memu_core._stores.sqlite.lexical import EVERY_ROW
 from memu_core._stores.sqlite.rows import stamp, vector_blob

@@ -1,4 +1,4 @@
-"""Query text handling shared by every store's lexical search.
+"""Query text handling shared by every store's lexical search (public: stores import it).
 
 Stores receive the raw query and turn it into their own syntax (an FTS5 ``MATCH`` expression,
 a Postgres ``tsquery``) from :func:`query_terms`, so the same question asks for the same words
@@ -161,3 +161,65 @@ def expand_query(query: str) -> str:
             if i < len(forms) and forms[i] not in terms:
                 extra.setdefault(forms[i], None)
     return " ".join([query, *extra]) if extra else query
+
+
+def term_families(terms: list[str]) -> list[list[str]]:
+    """``terms`` grouped as a word followed by its other forms, in query order.
+
+    :func:`expand_query` writes the user's words first and their forms after them, so a term
+    that is a form of an earlier term joins that term's family: ``["retry", "queue", "retries"]``
+    gives ``[["retry", "retries"], ["queue"]]``. A family's first term is the word the user typed.
+    """
+    families: list[list[str]] = []
+    owner: dict[str, int] = {}
+    for term in terms:
+        index = owner.get(term)
+        if index is not None:
+            families[index].append(term)
+            continue
+        owner[term] = len(families)
+        families.append([term])
+        for form in word_forms(term):
+            owner.setdefault(form, owner[term])
+    return families
+
+
+def required_terms(terms: list[str], counts: dict[str, int], budget: int) -> list[str]:
+    """The terms of which a candidate row must hold one, so scoring stays near ``budget`` rows.
+
+    ``counts`` says how many rows hold each term. When all terms together hold at most
+    ``budget`` rows, every term is required (a plain OR). Past that, only rows with one of the
+    rarest words are scored (still on every term); rows with only common words score lowest
+    under BM25 anyway. The rule decides on the user's own words (each family's first term) and
+    guarantees:
+
+    - the rarest word the store holds is always required, so a query whose words are stored
+      always has candidates, and a row holding every word of the query is always among them;
+    - forms only widen: they are added after the words are chosen, while the budget allows (the
+      rarest stored form is required when none of the user's words is stored), and a term no
+      row holds costs nothing and is kept (it changes no candidate set).
+    """
+    if sum(counts.get(t, 0) for t in terms) <= budget:
+        return list(terms)
+    families = term_families(terms)
+    held = sorted((f for f in families if counts.get(f[0], 0) > 0), key=lambda f: counts[f[0]])
+    required: dict[str, None] = {t: None for t in terms if counts.get(t, 0) == 0}
+    total = 0
+    chosen: list[list[str]] = []
+    for family in held:
+        if chosen and total + counts[family[0]] > budget:
+            break
+        required[family[0]] = None
+        total += counts[family[0]]
+        chosen.append(family)
+    # Forms of the chosen words first, then the others, rarest first within each group.
+    later = [f for f in families if f not in chosen]
+    for group in (chosen, later):
+        forms = sorted((t for f in group for t in f[1:] if counts.get(t, 0) > 0), key=lambda t: counts[t])
+        for form in forms:
+            if total + counts[form] <= budget or not total:
+                # ``not total``: no word the user typed is stored, so the rarest stored form
+                # stands in for them (``retrying`` asked, only ``retry`` stored).
+                required[form] = None
+                total += counts[form]
+    return list(required)
