@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
+from dataclasses import dataclass
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -223,3 +224,32 @@ def required_terms(terms: list[str], counts: dict[str, int], budget: int) -> lis
                 required[form] = None
                 total += counts[form]
     return list(required)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRule:
+    """Which rows a lexical search scores: those holding one of :attr:`required` and, when
+    :attr:`also` is not empty, one of :attr:`also` as well. Candidates are scored on every term."""
+
+    required: tuple[str, ...]
+    also: tuple[str, ...] = ()
+
+
+def candidate_rules(terms: list[str], counts: dict[str, int], budget: int) -> list[CandidateRule]:
+    """The candidate sets to try, narrowest first; a store uses the first that fills its limit.
+
+    The last rule is :func:`required_terms`. When even that holds more than ``budget`` rows
+    (on a large store a common word can be in a tenth of all lines), a narrower rule comes
+    first: rows that hold a required term *and* one of the other stored terms. Those are the
+    rows that score highest (they match more of the query), a row holding every word of the
+    query is among them, and scoring them costs a fraction of scoring every row with the
+    rarest word. When fewer rows than the store's limit qualify, the store falls back to the
+    wider rule, so a narrow rule never empties an answer.
+    """
+    required = required_terms(terms, counts, budget)
+    wide = CandidateRule(tuple(required))
+    # required_terms keeps every term no row holds, so the others are all stored terms.
+    others = tuple(t for t in terms if t not in required)
+    if not others or sum(counts.get(t, 0) for t in required) <= budget:
+        return [wide]
+    return [CandidateRule(tuple(required), others), wide]

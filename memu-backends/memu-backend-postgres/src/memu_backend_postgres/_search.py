@@ -16,7 +16,7 @@ from typing import Any, Literal
 from memu_backend_postgres import _lexical
 from memu_backend_postgres._meta import read_live
 from memu_backend_postgres._rows import tracks_sql, where_sql
-from memu_core.text import required_terms
+from memu_core.text import CandidateRule, candidate_rules
 from memu_core.types import Hit, Where
 
 EF_SEARCH = 100
@@ -24,7 +24,7 @@ EF_SEARCH = 100
 
 BUDGET = 10_000
 """Matching rows scored before the candidates narrow to the rarest terms (the SQLite store's;
-the rule is :func:`memu_core.text.required_terms`)."""
+the rule is :func:`memu_core.text.candidate_rules`)."""
 
 _TABLES = {
     "s": ("memu_segments", "segment_rows", "segment_tokens"),
@@ -63,7 +63,7 @@ def lexical(
     extra = _lexical.EXTRA_TOKENS[kind]
     idf = [max(math.log((n_rows - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)), 1e-6) for t in terms]
     avgdl = (n_tokens + extra * n_rows) / n_rows
-    params.update(tsq=_lexical.tsquery_literal(required_terms(terms, df, BUDGET)), limit=limit)
+    params.update(limit=limit)
     # All arithmetic in float8 (numeric literals would make Postgres compute in slow numeric);
     # the constants are floats computed here, so splicing their repr() is safe.
     k1, b = _lexical.BM25_K1, _lexical.BM25_B
@@ -86,7 +86,22 @@ def lexical(
         ORDER BY score DESC, x.id
         LIMIT :limit
     """
-    return [Hit(row.id, float(row.score)) for row in conn.execute(sa.text(sql), params)]
+    hits: list[Hit] = []
+    for rule in candidate_rules(terms, df, BUDGET):
+        params["tsq"] = _tsquery(rule)
+        hits = [Hit(row.id, float(row.score)) for row in conn.execute(sa.text(sql), params)]
+        # A narrow candidate rule that cannot fill the limit gives way to a wider one.
+        if len(hits) >= limit:
+            break
+    return hits
+
+
+def _tsquery(rule: CandidateRule) -> str:
+    """The candidates of ``rule`` as a ``tsquery`` literal (scoring reads every term anyway)."""
+    required = _lexical.tsquery_literal(rule.required)
+    if not rule.also:
+        return required
+    return f"({required}) & ({_lexical.tsquery_literal(rule.also)})"
 
 
 def dense(

@@ -12,11 +12,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import ClassVar
 
-from memu_core.text import query_terms
 from memu_core._stores import _common as c
 from memu_core._stores._bm25 import Bm25Index
 from memu_core.errors import UsageError
 from memu_core.interfaces import MemoryStore
+from memu_core.text import query_terms
 from memu_core.types import (
     ChangeSet,
     FileWrite,

@@ -3,9 +3,9 @@
 FTS5's ``bm25()`` costs a few microseconds per matching row, so an OR of common words over
 200k segments (``run``, ``service``…) scores most of the table and blows the per-turn budget.
 When the terms together match more than :data:`BUDGET` rows, only rows holding at least one of
-the rarest terms are scored (:func:`memu_core.text.required_terms`, the rule every store
-shares). They are still scored on *every* term, exactly as a plain OR
-would score them: the expression is ``rare AND (common OR tag:EVERY_ROW)``, where the ``tag``
+the rarest terms are scored (:func:`memu_core.text.candidate_rules`, the rule every store
+shares). They are still scored on *every* term, exactly as a plain OR would score them: the
+expression is ``rare AND (common OR tag:EVERY_ROW)``, where the ``tag``
 column holds :data:`EVERY_ROW` in each row with a bm25 weight of 0. Rows with only common words
 score lowest under BM25 anyway (low IDF), which is what makes dropping them acceptable.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from memu_core.text import required_terms
+from memu_core.text import CandidateRule, candidate_rules
 
 EVERY_ROW = "memurow"
 """The word stored in every row's ``tag`` column (user terms are filtered to other columns)."""
@@ -42,13 +42,24 @@ def _row_counts(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
     return counts
 
 
-def segment_match(conn: sqlite3.Connection, terms: list[str]) -> str:
-    """The ``MATCH`` expression for ``terms`` (non-empty) over ``segments_fts``."""
-    # A term the vocabulary lacks counts 0 and stays required: it adds no row to score, and it
-    # may still match as a phrase when FTS5's tokenizer splits it where Python's pattern did not.
+def segment_matches(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+    """``MATCH`` expressions for ``terms`` (non-empty) over ``segments_fts``, narrowest first.
+
+    The store runs them in order and keeps the first that fills its limit (the last always
+    counts); see :func:`memu_core.text.candidate_rules`.
+    """
     counts = _row_counts(conn, terms)
-    required = required_terms(terms, counts, BUDGET)
-    rest = [t for t in terms if t not in required]
+    return [_expression(rule, terms) for rule in candidate_rules(terms, counts, BUDGET)]
+
+
+def _expression(rule: CandidateRule, terms: list[str]) -> str:
+    # bm25() scores only the terms the expression names, so every term appears in it. Terms a
+    # candidate need not hold are OR-ed with the marker word every row carries; under a narrow
+    # rule the other terms are exactly ``rule.also`` (a term no row holds is always required).
+    required = _any(list(rule.required))
+    rest = [t for t in terms if t not in rule.required]
     if not rest:
-        return _any(required)
-    return f"({_any(required)}) AND ({_any(rest)} OR tag : {EVERY_ROW})"
+        return required
+    if rule.also:
+        return f"({required}) AND ({_any(rest)})"
+    return f"({required}) AND ({_any(rest)} OR tag : {EVERY_ROW})"

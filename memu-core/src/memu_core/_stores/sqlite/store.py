@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
-from memu_core.text import query_terms
 from memu_core._stores import _common as c
 from memu_core._stores.sqlite import connection, lexical, writes
 from memu_core._stores.sqlite.dense import DenseCache
@@ -31,6 +30,7 @@ from memu_core._stores.sqlite.rows import (
 )
 from memu_core.errors import MemuError, StoreError, UsageError
 from memu_core.interfaces import MemoryStore
+from memu_core.text import query_terms
 from memu_core.types import (
     ChangeSet,
     Fingerprint,
@@ -231,30 +231,43 @@ class SqliteStore(MemoryStore):
         terms = query_terms(query)
         if not terms or limit < 1:
             return []
-        w_text, w_context = SEGMENT_WEIGHTS
+        hits: list[Hit] = []
         with self._read() as conn:
-            match = lexical.segment_match(conn, terms)
-            score = f"bm25(segments_fts, {w_text}, {w_context}, 0.0)"
-            if not cond:
-                # No filter: rank inside FTS alone and look up ids for the winners only; joining
-                # every matching row to ``segments`` costs as much as the ranking itself.
-                ranked = conn.execute(
-                    f"SELECT rowid, {score} AS r FROM segments_fts WHERE segments_fts MATCH ? "
-                    "ORDER BY r, rowid LIMIT ?",
-                    (match, limit),
-                ).fetchall()
-                ids = dict(
-                    conn.execute(
-                        f"SELECT seq, id FROM segments WHERE seq IN ({placeholders(len(ranked))})",
-                        [seq for seq, _ in ranked],
-                    ).fetchall()
-                )
-                return [Hit(ids[seq], -float(r)) for seq, r in ranked if seq in ids]
-            rows = conn.execute(
-                f"SELECT s.id, {score} AS r FROM segments_fts JOIN segments s ON s.seq = segments_fts.rowid "
-                f"WHERE segments_fts MATCH ?{cond} ORDER BY r, s.seq LIMIT ?",
-                (match, *params, limit),
+            matches = lexical.segment_matches(conn, terms)
+            for match in matches:
+                hits = self._rank_segments(conn, match, cond, params, limit)
+                # A narrow candidate rule that cannot fill the limit gives way to a wider one.
+                if len(hits) >= limit:
+                    break
+        return hits
+
+    @staticmethod
+    def _rank_segments(
+        conn: sqlite3.Connection, match: str, cond: str, params: list[Any], limit: int
+    ) -> list[Hit]:
+        """The best ``limit`` segments for one ``MATCH`` expression, by ``bm25()``."""
+        w_text, w_context = SEGMENT_WEIGHTS
+        score = f"bm25(segments_fts, {w_text}, {w_context}, 0.0)"
+        if not cond:
+            # No filter: rank inside FTS alone and look up ids for the winners only; joining
+            # every matching row to ``segments`` costs as much as the ranking itself.
+            ranked = conn.execute(
+                f"SELECT rowid, {score} AS r FROM segments_fts WHERE segments_fts MATCH ? "
+                "ORDER BY r, rowid LIMIT ?",
+                (match, limit),
             ).fetchall()
+            ids = dict(
+                conn.execute(
+                    f"SELECT seq, id FROM segments WHERE seq IN ({placeholders(len(ranked))})",
+                    [seq for seq, _ in ranked],
+                ).fetchall()
+            )
+            return [Hit(ids[seq], -float(r)) for seq, r in ranked if seq in ids]
+        rows = conn.execute(
+            f"SELECT s.id, {score} AS r FROM segments_fts JOIN segments s ON s.seq = segments_fts.rowid "
+            f"WHERE segments_fts MATCH ?{cond} ORDER BY r, s.seq LIMIT ?",
+            (match, *params, limit),
+        ).fetchall()
         return [Hit(i, -float(r)) for i, r in rows]
 
     def search_resources_lexical(self, query: str, where: Where, limit: int) -> list[Hit]:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from memu_core.text import index_text
 from memu_core._stores import _common as c
 from memu_core._stores.sqlite.lexical import EVERY_ROW
 from memu_core._stores.sqlite.rows import stamp, vector_blob
+from memu_core.text import index_text
 from memu_core.types import ChangeSet, FileWrite, Fingerprint, ResourceWrite, utcnow
 
 
