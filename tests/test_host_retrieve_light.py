@@ -23,7 +23,7 @@ def test_host_retrieve_cold_is_light_and_answers(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     code = (
-        "import sys\nfrom memu_core.hosting import run_host\nfrom memu_host_claude_code.spec import SPEC\n"
+        "import sys\nfrom memu_core.host import run_host\nfrom memu_host_claude_code.spec import SPEC\n"
         "assert run_host(SPEC, ['retrieve', 'how do we cut a release']) == 0\n"
         "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & "
         "{'typer', 'pydantic', 'pydantic_settings', 'sqlalchemy', 'alembic', 'torch', 'litellm'}), file=sys.stderr)"

@@ -51,7 +51,7 @@ def test_two_installs_share_memory_through_one_server(
 
     from memu_core._cli.app import build_app
     from memu_core._cli.main import run_app
-    from memu_core.hosting import run_host
+    from memu_core.host import run_host
 
     key, _ = server["keys"].create("default")
     payload = memu_home / "payload.json"

@@ -7,6 +7,8 @@ else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class MemuError(Exception):
     """A failure the user can act on. The message names the input, what was wrong and the fix."""
@@ -48,3 +50,12 @@ class LockBusy(MemuError):
     """Another memu run holds the lock this command needs. Exit code 3."""
 
     exit_code = 3
+
+
+class TranscriptReadError(RuntimeError):
+    """A recoverable failure to read one session: the scan skips it and carries on."""
+
+    def __init__(self, path: Path | str, cause: object) -> None:
+        super().__init__(f"could not read transcript data from {path}: {cause}")
+        self.path = Path(path)
+        self.cause = cause

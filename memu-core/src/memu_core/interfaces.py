@@ -6,19 +6,27 @@ later, from validated settings. Nothing here imports a heavy library.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
+from memu_core._jsonl import cheap_timestamp, jsonl_files, parse_object, relative_key
+from memu_core.errors import TranscriptReadError
 from memu_core.types import (
     ChangeSet,
     Fingerprint,
     Hit,
     RecallFile,
+    Record,
+    RecordKind,
     Resource,
     Scope,
     Segment,
+    SessionFile,
     StoredFile,
+    TranscriptRead,
     Where,
 )
 
@@ -28,6 +36,7 @@ __all__ = [
     "EventSink",
     "MemoryStore",
     "TemplateResolver",
+    "TranscriptSource",
 ]
 
 
@@ -245,3 +254,175 @@ class TemplateResolver(ABC):
     @abstractmethod
     def resolve(self, name: str) -> str | None:
         """The text of template ``name``, or ``None`` to let the next resolver answer."""
+
+
+class TranscriptSource(ABC):
+    """Where a host keeps its sessions and how to read them.
+
+    Subclasses set ``name`` and implement :meth:`default_root` and :meth:`classify_record`; the
+    defaults read
+    ``<root>/**/*.jsonl`` incrementally by byte offset.
+    """
+
+    name: ClassVar[str]
+    """The host id this source belongs to (scopes cursors and working trees)."""
+
+    def __init__(self, session_dir: str | Path | None = None) -> None:
+        self._session_dir = Path(session_dir).expanduser() if session_dir else None
+
+    # -- where ------------------------------------------------------------------------------
+    @abstractmethod
+    def default_root(self) -> Path:
+        """The host's conventional session directory (used when no ``--session-dir`` is given)."""
+
+    def root(self) -> Path:
+        """The directory holding the raw logs."""
+        return self._session_dir if self._session_dir is not None else self.default_root()
+
+    def exists(self) -> bool:
+        """Whether there is anything to mine at all (the ``prepare`` gate)."""
+        return self.root().is_dir()
+
+    def discover(self) -> list[SessionFile]:
+        """Every session file, newest first by modification time.
+
+        A file that vanishes between listing and ``stat`` is left out, never an error.
+        """
+        found = list(jsonl_files(self.root()))
+        found.sort(key=lambda s: s.mtime_ns, reverse=True)
+        return found
+
+    # -- identity ---------------------------------------------------------------------------
+    def key(self, path: Path) -> str:
+        """The cursor key of a session file: its path relative to the root, POSIX style."""
+        return relative_key(path, self.root())
+
+    def session_id(self, path: Path) -> str:
+        """The host's id for the session in ``path`` (must match the host's session env var)."""
+        return path.stem
+
+    def scan_region(self, path: Path) -> str:
+        """A label grouping sessions that share one root (composite sources have several)."""
+        return "default"
+
+    def owns(self, path: Path) -> bool:
+        """Whether ``path`` lies under this source's root (composites route paths by it)."""
+        try:
+            path.relative_to(self.root())
+        except ValueError:
+            return False
+        return True
+
+    # -- records ----------------------------------------------------------------------------
+    @abstractmethod
+    def classify_record(self, obj: dict[str, Any]) -> RecordKind:
+        """Classify one parsed record (a JSON object). Must never raise: unknown shapes are ``OTHER``."""
+
+    def classify(self, record: str) -> RecordKind:
+        """Classify one raw line. Never raises: a line that is not a JSON object is ``OTHER``."""
+        obj = parse_object(record)
+        if obj is None:
+            return RecordKind.OTHER
+        try:
+            return self.classify_record(obj)
+        except Exception:  # the contract says never raise; a buggy adapter must not stop a scan
+            return RecordKind.OTHER
+
+    def timestamp(self, record: str) -> str | None:
+        """The record's top-level ``timestamp`` string, if it carries one (informational only)."""
+        obj = parse_object(record)
+        ts = obj.get("timestamp") if obj is not None else None
+        return ts if isinstance(ts, str) else None
+
+    def quick_kind(self, line: str) -> RecordKind | None:
+        """Classify a raw line without parsing it, when its text makes the answer certain.
+
+        ``None`` (the default) means "parse it". Sources whose logs carry large tool outputs
+        override this so a first run over months of sessions does not decode every byte.
+        Only consulted when :meth:`normalise` is the default (the line is kept as written).
+        """
+        return None
+
+    def normalise(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """Rewrite one parsed record, or return ``None`` to drop it as not part of the session.
+
+        The default keeps the record as written. Sources whose raw lines need reshaping
+        (Cowork's audit log) override this; a record returned as a new object is re-serialised.
+        """
+        return obj
+
+    def read_incremental(self, session: SessionFile, previous: dict[str, Any] | None) -> TranscriptRead:
+        """Read the complete lines added since ``previous`` (a cursor from an earlier read).
+
+        The cursor keeps the byte offset just past the last complete line, so a line still being
+        written (no newline yet) is read whole on a later run instead of being lost. A file that
+        became shorter than the cursor was rewritten, and is read again from the start. A line
+        that is not a JSON object is skipped and counted in ``corrupt``.
+        """
+        prev_offset = 0
+        prev_lines = 0
+        if previous:
+            off = previous.get("offset")
+            lines = previous.get("lines")
+            if isinstance(off, int) and off >= 0:
+                prev_offset = off
+            if isinstance(lines, int) and lines >= 0:
+                prev_lines = lines
+        if prev_offset > session.size:
+            prev_offset, prev_lines = 0, 0
+        try:
+            with open(session.path, "rb") as fh:
+                fh.seek(prev_offset)
+                data = fh.read()
+        except OSError as exc:
+            raise TranscriptReadError(session.path, exc) from exc
+        end = data.rfind(b"\n")
+        if end < 0:
+            return TranscriptRead([], _cursor(prev_offset, prev_lines, session))
+        records, corrupt = self.parse_lines(data[: end + 1].decode("utf-8", errors="replace"))
+        cursor = _cursor(prev_offset + end + 1, prev_lines + len(records), session)
+        return TranscriptRead(records, cursor, corrupt)
+
+    def parse_lines(self, text: str) -> tuple[list[Record], int]:
+        """Parse, normalise and classify every non-blank line of ``text``; count the corrupt ones."""
+        loads = json.loads
+        classify = self.classify_record
+        normalise = self.normalise
+        quick = self.quick_kind if type(self).normalise is TranscriptSource.normalise else None
+        records: list[Record] = []
+        corrupt = 0
+        for raw in text.split("\n"):
+            line = raw.strip()
+            if not line:
+                continue
+            if quick is not None and line[0] == "{" and line[-1] == "}":
+                kind = quick(line)
+                if kind is not None:
+                    records.append(Record(line, kind, cheap_timestamp(line)))
+                    continue
+            try:
+                obj = loads(line)
+            except ValueError:
+                corrupt += 1
+                continue
+            if not isinstance(obj, dict):
+                corrupt += 1
+                continue
+            try:
+                norm = normalise(obj)
+                if norm is None:
+                    continue
+                kind = classify(norm)
+            except Exception:  # never let one odd record stop the scan
+                corrupt += 1
+                continue
+            if norm is not obj:
+                line = json.dumps(norm, ensure_ascii=False)
+            ts = norm.get("timestamp")
+            records.append(Record(line, kind, ts if isinstance(ts, str) else None))
+        return records, corrupt
+
+
+def _cursor(offset: int, lines: int, session: SessionFile) -> dict[str, Any]:
+    """The cursor after a read: where to resume, how many records so far, the stat seen."""
+    return {"offset": offset, "lines": lines, "size": session.size, "mtime_ns": session.mtime_ns}

@@ -7,8 +7,10 @@ must import in microseconds. Validation of user input happens in the engine, not
 from __future__ import annotations
 
 import datetime as _dt
+import enum
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
 
 DEFAULT_SCOPE_VALUE = "default"
 """The value a scope field takes when the caller does not give one (memU's cloud rule)."""
@@ -189,3 +191,63 @@ class Hit:
 
     id: str
     score: float
+
+
+# -- transcripts: what a TranscriptSource (memu_core.interfaces) reads from a host's logs -----------
+
+
+class RecordKind(enum.Enum):
+    """What a record is to the pipeline."""
+
+    MESSAGE = "message"
+    """A user or assistant turn: goes to the conversation and the full transcript."""
+    TOOL = "tool"
+    """A tool call or its output: goes to the full transcript only."""
+    OTHER = "other"
+    """Metadata, reasoning, injected context: dropped."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFile:
+    """One discovered session file with the stat facts the scan needs (taken once)."""
+
+    path: Path
+    mtime_ns: int
+    size: int
+
+
+class Record(NamedTuple):
+    """One record of a session: its text (one JSON line), kind and timestamp.
+
+    A named tuple rather than a dataclass: a first run creates hundreds of thousands of them.
+    """
+
+    text: str
+    kind: RecordKind
+    timestamp: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptRead:
+    """The records of a session that are new since the previous cursor.
+
+    ``records`` holds only the new records; ``cursor`` is what to store once they are mined;
+    ``corrupt`` counts lines that were not JSON objects and were skipped.
+    """
+
+    records: list[Record]
+    cursor: dict[str, Any]
+    corrupt: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when there is at least one new record."""
+        return bool(self.records)
+
+    @property
+    def last_timestamp(self) -> str | None:
+        """The last timestamp among the new records (``None`` when none carries one)."""
+        for rec in reversed(self.records):
+            if rec.timestamp:
+                return rec.timestamp
+        return None

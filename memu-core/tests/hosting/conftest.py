@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from memu_core.hosting import HostSpec, RecordKind, TranscriptSource
+from memu_core.host import HostSpec, RecordKind, TranscriptSource
 
 
 class ToySource(TranscriptSource):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memu_core.hosting import run_host
+from memu_core.host import run_host
 
 from .conftest import TOY, toy_line, write_session
 
@@ -111,7 +111,7 @@ def test_prepare_agent_commit_retrieve(
 
 
 def test_retrieve_writes_nothing(sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from memu_core.hosting.backend import open_backend
+    from memu_core._bridge.backend import open_backend
 
     open_backend().commit_results(
         recall_files=[{"name": "coffee", "track": "memory", "description": "drinks", "content": "No sugar."}]
@@ -133,7 +133,7 @@ def test_empty_query_is_a_one_line_error(home: Path, capsys: pytest.CaptureFixtu
 def test_edits_deletions_and_trailing_newlines(
     sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from memu_core.hosting.backend import open_backend
+    from memu_core._bridge.backend import open_backend
 
     backend = open_backend()
     backend.commit_results(

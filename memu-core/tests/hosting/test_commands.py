@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memu_core.hosting.commands import fast_command
+from memu_core._cli.host.commands import fast_command
 
 from .conftest import TOY
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memu_core.hosting.epoch import iso_utc
-from memu_core.hosting.sqlite_ro import columns, query, readonly_uri
-from memu_core.hosting.walk import jsonl_files, newest_first
-from memu_core.hosting.worktree import cwd_in_tree, escaped_in_tree, header_cwd
+from memu_core._hostkit.epoch import iso_utc
+from memu_core._hostkit.sqlite_ro import columns, query, readonly_uri
+from memu_core._hostkit.worktree import cwd_in_tree, escaped_in_tree, header_cwd
+from memu_core._jsonl import jsonl_files, newest_first
 
 
 @given(st.integers(min_value=100_000_001, max_value=4_000_000_000))  # 1973-2096: both sides of 1e11

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memu_core.hosting import instruction
+from memu_core._bridge import instruction
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200).filter(lambda t: "memu:" not in t)
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from memu_core._bridge import pipeline
+from memu_core._bridge.lock import host_lock
+from memu_core._hostkit.layout import Layout
 from memu_core.errors import LockBusy
-from memu_core.hosting import pipeline, run_host
-from memu_core.hosting.layout import Layout
-from memu_core.hosting.lock import host_lock
+from memu_core.host import run_host
 
 from .conftest import TOY, ToySource, toy_line, write_session
 
@@ -77,7 +78,7 @@ def test_lock_is_released_when_the_holder_dies(tmp_path: Path) -> None:
         f"""
         import os
         from pathlib import Path
-        from memu_core.hosting.lock import host_lock
+        from memu_core._bridge.lock import host_lock
         with host_lock(Path({str(lock)!r}), "toy"):
             os._exit(9)
         """
@@ -93,7 +94,7 @@ def test_lock_busy_from_another_process(tmp_path: Path) -> None:
         f"""
         import sys, time
         from pathlib import Path
-        from memu_core.hosting.lock import host_lock
+        from memu_core._bridge.lock import host_lock
         with host_lock(Path({str(lock)!r}), "toy"):
             print("held", flush=True)
             sys.stdin.readline()
@@ -123,8 +124,8 @@ def test_two_concurrent_prepares_on_one_host(tmp_path: Path) -> None:
         sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
         from hosting.conftest import TOY, ToySource
         from hosting.test_lock_and_crash import MemoryBackend
-        from memu_core.hosting import pipeline
-        from memu_core.hosting.layout import Layout
+        from memu_core._bridge import pipeline
+        from memu_core._hostkit.layout import Layout
         from memu_core.errors import LockBusy
         try:
             layout = Layout.at(Path({str(tmp_path / "base")!r}), "toy")

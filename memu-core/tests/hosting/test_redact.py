@@ -8,7 +8,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memu_core.hosting.redact import redact
+from memu_core._bridge.redact import redact
 
 ALNUM = string.ascii_letters + string.digits
 

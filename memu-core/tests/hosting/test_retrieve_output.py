@@ -7,7 +7,7 @@ import subprocess
 import sys
 from typing import Any
 
-from memu_core.hosting.retrieve_output import render, shape_for_agent
+from memu_core._retrieve_output import render, shape_for_agent
 
 RESULT: dict[str, Any] = {
     "segments": [
@@ -86,7 +86,7 @@ def test_without_locate_files_keep_content_inline() -> None:
 
 def test_retrieve_output_imports_nothing_heavy() -> None:
     code = (
-        "import sys, memu_core.hosting.retrieve_output, memu_core.hosting.spec\n"
+        "import sys, memu_core._retrieve_output, memu_core.host\n"
         "heavy = {'typer', 'click', 'pydantic', 'sqlalchemy', 'numpy', 'faiss', 'torch', 'litellm'}\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )

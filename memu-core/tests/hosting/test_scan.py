@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memu_core.hosting import scan
+from memu_core._bridge import scan
 
 from .conftest import ToySource, toy_line, write_session
 
@@ -88,7 +88,7 @@ def test_sessions_with_only_a_partial_line_take_no_slot(tmp_path: Path) -> None:
 def test_worker_processes_stage_the_same_slices(tmp_path: Path, monkeypatch: object) -> None:
     import pytest
 
-    from memu_core.hosting import mine
+    from memu_core._bridge import mine
 
     if mine._workers() < 2:
         pytest.skip("needs fork and two CPUs")

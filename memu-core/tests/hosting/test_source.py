@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memu_core.hosting import RecordKind, SessionFile, TranscriptReadError
+from memu_core.host import RecordKind, SessionFile, TranscriptReadError
 
 from .conftest import ToySource, toy_line
 

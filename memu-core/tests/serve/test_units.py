@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memu_core._serve import paths, stamp, v4
+from memu_core import v4
+from memu_core._serve import paths, stamp
 from memu_core.errors import UsageError
 
 

@@ -16,7 +16,7 @@ from memu_host_claude_code.source import (
 )
 
 from memu_core.errors import ConfigError
-from memu_core.hosting import RecordKind, SessionFile
+from memu_core.host import RecordKind, SessionFile
 
 M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER  # noqa: E741 - table shorthand
 

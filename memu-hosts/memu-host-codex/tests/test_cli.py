@@ -8,7 +8,7 @@ import pytest
 from memu_host_codex.plugin import memu_register_hosts
 from memu_host_codex.spec import SPEC
 
-from memu_core.hosting import run_host
+from memu_core.host import run_host
 
 
 def test_plugin_registers_the_spec() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from memu_host_codex.source import CodexSource, classify_codex_record
 
-from memu_core.hosting import RecordKind
+from memu_core.host import RecordKind
 
 M, T, O = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER  # noqa: E741 - table shorthand
 FIXTURES = Path(__file__).parent / "fixtures"

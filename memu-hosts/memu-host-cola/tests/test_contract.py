@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memu_host_cola.source import ColaSource
 
-from memu_core.hosting.source_contract import SourceContract, SourceFixture
+from memu_core.testing.source_contract import SourceContract, SourceFixture
 
 
 class TestColaContract(SourceContract):

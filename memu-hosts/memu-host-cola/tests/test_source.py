@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from memu_host_cola.source import ColaSource, classify_cola_record
 
-from memu_core.hosting import RecordKind
+from memu_core.host import RecordKind
 
 M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 RECORDS: list[tuple[dict[str, Any], RecordKind]] = [

@@ -9,8 +9,8 @@ import pytest
 from memu_host_cursor.plugin import memu_register_hosts
 from memu_host_cursor.spec import SPEC
 
-from memu_core.hosting import run_host
-from memu_core.hosting.rehearse import call, run_cycle
+from memu_core.host import run_host
+from memu_core.testing.rehearse import call, run_cycle
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "c0ffee01-1111-4222-8333-444455556666"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from memu_host_cursor.source import CursorSource, classify_cursor_record
 
-from memu_core.hosting import RecordKind
+from memu_core.host import RecordKind
 
 M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -10,7 +10,7 @@ import pytest
 from memu_host_generic import detect
 from memu_host_generic.spec import SPEC
 
-from memu_core.hosting.rehearse import call
+from memu_core.testing.rehearse import call
 
 
 def _jsonl(path: Path, *records: dict[str, object]) -> None:

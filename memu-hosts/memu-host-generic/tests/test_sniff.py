@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from memu_host_generic.source import GenericSource, sniff
 
-from memu_core.hosting import RecordKind
+from memu_core.host import RecordKind
 
 M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from memu_host_hermes.source import HermesSource
 
-from memu_core.hosting.source_contract import SourceContract, SourceFixture
+from memu_core.testing.source_contract import SourceContract, SourceFixture
 
 
 class TestHermesContract(SourceContract):

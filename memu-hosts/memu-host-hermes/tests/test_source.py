@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from memu_host_hermes.source import HermesSource, classify_hermes_record, state_db_path
 
-from memu_core.hosting import RecordKind
-from memu_core.hosting.sqlite_ro import connect_readonly, readonly_uri
+from memu_core.host import RecordKind, connect_readonly, readonly_uri
 
 M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 NEW = "20260802_100000_ef34.gh"

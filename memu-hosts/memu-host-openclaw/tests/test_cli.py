@@ -10,8 +10,8 @@ import pytest
 from memu_host_openclaw.plugin import memu_register_hosts
 from memu_host_openclaw.spec import SPEC
 
-from memu_core.hosting import run_host
-from memu_core.hosting.rehearse import call, run_cycle
+from memu_core.host import run_host
+from memu_core.testing.rehearse import call, run_cycle
 
 
 def test_plugin_registers_the_spec() -> None:

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from memu_host_openclaw.source import OpenClawSource, classify_openclaw_record
 
-from memu_core.hosting import RecordKind
-from memu_core.hosting.source import TranscriptReadError
+from memu_core.host import RecordKind, TranscriptReadError
 
 M, T, D = RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER
 ENTRIES: list[tuple[dict[str, Any], RecordKind]] = [

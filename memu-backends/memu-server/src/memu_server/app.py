@@ -3,7 +3,7 @@
 ``create_app(backend, keys=KeyStore)`` is the TCP face: every request needs
 ``Authorization: Bearer <key>`` and may only touch the key's scope (401 unknown or revoked key,
 403 another scope). ``keys=None`` is the trusted face for a Unix socket only the user can open.
-The rules themselves (scopes, bounds, error shapes) live in :mod:`memu_core._serve.v4`, shared
+The rules themselves (scopes, bounds, error shapes) live in :mod:`memu_core.v4`, shared
 with ``memu serve``.
 """
 
@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memu_core._serve import v4
+from memu_core import v4
 from memu_server.faults import FAULTS_ENV, FaultMiddleware, FaultPlan
 from memu_server.keys import KeyStore
 from memu_server.models import CommitBody, ErrorBody, ForgetBody, SearchBody, plain

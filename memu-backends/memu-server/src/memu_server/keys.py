@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memu_core._serve.v4 import MAX_SCOPE_CHARS, ScopeKey
 from memu_core.errors import UsageError
+from memu_core.v4 import MAX_SCOPE_CHARS, ScopeKey
 
 KEYS_ENV = "MEMU_SERVER_KEYS"
 DEFAULT_KEYS_PATH = "~/.memu/server/keys.sqlite3"

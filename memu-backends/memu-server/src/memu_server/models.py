@@ -1,6 +1,6 @@
 """Request bodies of the v4 API as pydantic models: they validate input and make the OpenAPI schema.
 
-The bounds mirror :mod:`memu_core._serve.v4` (which re-checks everything, so the socket server
+The bounds mirror :mod:`memu_core.v4` (which re-checks everything, so the socket server
 and this app refuse exactly the same requests).
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memu_core._serve import v4
+from memu_core import v4
 
 _BLANKS = "\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 NON_BLANK = f"[^{_BLANKS}]"

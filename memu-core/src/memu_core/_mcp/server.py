@@ -86,7 +86,7 @@ def build_server(backend_provider: Any = None) -> Any:
 
     @server.tool(name="retrieve", description=RETRIEVE)
     def retrieve(query: str, top_k: int = 5, track: str | None = None) -> dict[str, Any]:
-        from memu_core.hosting.retrieve_output import shape_for_agent
+        from memu_core._retrieve_output import shape_for_agent
 
         tracks = [track] if track else None
         return shape_for_agent(

@@ -23,11 +23,10 @@ def host_retrieve(spec: Any, args: Sequence[str]) -> int | None:
     result = warm_retrieve(args[0])
     if result is None:
         return None
-    from memu_core.hosting.cli import _locate_in_mirror
-    from memu_core.hosting.retrieve_output import render, shape_for_agent
+    from memu_core._retrieve_output import locate_in_mirror, render, shape_for_agent
 
     _utf8_stdout()
-    sys.stdout.write(render(shape_for_agent(result, _locate_in_mirror(spec))) + "\n")
+    sys.stdout.write(render(shape_for_agent(result, locate_in_mirror(spec.default_base()))) + "\n")
     return 0
 
 

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from memu_core._serve import paths, stamp, v4
+from memu_core import v4
+from memu_core._serve import paths, stamp
 from memu_core.errors import LockBusy, MemuError, UsageError
 
 RETRIEVE = "/_memu/retrieve"

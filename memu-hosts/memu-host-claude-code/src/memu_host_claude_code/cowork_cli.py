@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-from memu_core.hosting import HostSpec, RecordKind
+from memu_core.host import HostSpec, RecordKind
 
 
 def _row(label: str, value: object) -> str:

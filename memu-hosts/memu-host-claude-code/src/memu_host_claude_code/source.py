@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memu_core.errors import ConfigError
-from memu_core.hosting.composite import CompositeSource
-from memu_core.hosting.source import RecordKind, SessionFile, TranscriptSource, relative_key, top_level_value
+from memu_core.host import CompositeSource, RecordKind, SessionFile, TranscriptSource, relative_key, top_level_value
 
 COWORK_ROOTS_ENV = "MEMU_COWORK_ROOTS"
 """Replaces the automatic Claude Desktop data-root discovery when present (even empty)."""

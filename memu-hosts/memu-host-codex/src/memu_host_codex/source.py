@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memu_core.hosting.source import RecordKind
-from memu_core.hosting.worktree import SkipRunsInTree
+from memu_core.host import RecordKind, SkipRunsInTree
 
 _INJECTED_PREFIXES = ("<environment_context>", "<turn_aborted>", "# AGENTS.md instructions for")
 """Texts Codex itself puts in a user turn; a turn made only of these is not the user speaking."""

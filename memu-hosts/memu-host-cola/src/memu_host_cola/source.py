@@ -3,7 +3,7 @@
 ``~/.cola/sessions/<scope>/*.jsonl`` (one folder per session scope, e.g. ``desktop-local``), in
 the pi lineage: a ``session`` header, then ``message`` records whose ``content`` is a list of
 blocks. Cola exports no session id; a bridging run is recognised by the working directory its
-session header names (memu's working tree, see :mod:`memu_core.hosting.worktree`).
+session header names (memu's working tree, see :mod:`memu_core.host`).
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memu_core.hosting.epoch import EpochTimestamps
-from memu_core.hosting.source import RecordKind, top_level_value
-from memu_core.hosting.worktree import SkipRunsInTree
+from memu_core.host import EpochTimestamps, RecordKind, SkipRunsInTree, top_level_value
 
 
 def classify_cola_record(obj: dict[str, Any]) -> RecordKind:

@@ -12,8 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memu_core.hosting.source import RecordKind, SessionFile, TranscriptSource
-from memu_core.hosting.walk import jsonl_files, newest_first
+from memu_core.host import RecordKind, SessionFile, TranscriptSource, jsonl_files, newest_first
 
 TRANSCRIPTS = "agent-transcripts"
 _TOOL_BLOCKS = frozenset({"tool_use", "tool_result"})

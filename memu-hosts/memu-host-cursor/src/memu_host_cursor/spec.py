@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memu_core.hosting import HostSpec
+from memu_core.host import HostSpec
 
 SPEC = HostSpec(
     id="cursor",

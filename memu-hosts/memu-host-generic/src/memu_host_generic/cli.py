@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from memu_core.hosting import run_host
+from memu_core.host import run_host
 from memu_host_generic.spec import SPEC
 
 

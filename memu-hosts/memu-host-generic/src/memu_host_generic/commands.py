@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-from memu_core.hosting.spec import HostSpec
+from memu_core.host import HostSpec
 
 if TYPE_CHECKING:
     import typer

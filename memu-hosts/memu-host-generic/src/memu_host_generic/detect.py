@@ -201,7 +201,7 @@ def probe(path: str | Path) -> Probe:
 
 
 def _sample(found: Probe) -> None:
-    from memu_core.hosting.source import RecordKind
+    from memu_core.host import RecordKind
     from memu_host_generic.source import dialect_of
 
     sniffer = GenericSource(found.path)

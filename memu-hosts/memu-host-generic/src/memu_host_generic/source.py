@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memu_core.errors import UsageError
-from memu_core.hosting.epoch import EpochTimestamps, iso_utc
-from memu_core.hosting.source import RecordKind
-from memu_core.hosting.worktree import SkipRunsInTree
+from memu_core.host import EpochTimestamps, RecordKind, SkipRunsInTree, iso_utc
 
 _SPEAKERS = ("user", "assistant")
 _TOOL_BLOCKS = frozenset({"tool_use", "tool_result", "toolCall", "tool_call"})

@@ -18,9 +18,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memu_core.errors import UsageError
-from memu_core.hosting.epoch import EpochTimestamps, iso_utc
-from memu_core.hosting.source import Record, RecordKind, SessionFile, TranscriptRead, TranscriptReadError
-from memu_core.hosting.sqlite_ro import query
+from memu_core.host import (
+    EpochTimestamps,
+    Record,
+    RecordKind,
+    SessionFile,
+    TranscriptRead,
+    TranscriptReadError,
+    iso_utc,
+    readonly_query,
+)
 
 DB_NAME = "state.db"
 _COLUMNS = ("role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp")
@@ -105,7 +112,7 @@ class HermesSource(EpochTimestamps):
         if not self.db.is_file():
             return []
         try:
-            rows = query(
+            rows = readonly_query(
                 self.db,
                 "SELECT session_id, MAX(timestamp), COUNT(*) FROM messages "
                 "WHERE session_id IS NOT NULL GROUP BY session_id ORDER BY MAX(timestamp) DESC",
@@ -146,7 +153,7 @@ class HermesSource(EpochTimestamps):
         start = previous.get("lines") if previous else 0
         start = start if isinstance(start, int) and start >= 0 else 0
         try:
-            rows = query(
+            rows = readonly_query(
                 self.db,
                 f"SELECT {', '.join(_COLUMNS)} FROM messages WHERE session_id = ? ORDER BY id",
                 (session.path.name,),

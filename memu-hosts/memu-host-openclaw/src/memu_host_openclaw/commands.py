@@ -3,7 +3,7 @@
 import sys
 from typing import TYPE_CHECKING, Annotated
 
-from memu_core.hosting.spec import HostSpec
+from memu_core.host import HostSpec
 
 if TYPE_CHECKING:
     import typer
@@ -23,7 +23,7 @@ def add_openclaw_commands(app: "typer.Typer", spec: HostSpec) -> None:
         ] = None,
     ) -> None:
         """Register the cron job that runs the bridging task, so its own sessions are never mined."""
-        from memu_core.hosting.layout import Layout
+        from memu_core.host import Layout
         from memu_host_openclaw import cron
 
         layout = Layout.at(base_dir or spec.default_base(), spec.id)

@@ -20,10 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memu_core.errors import UsageError
-from memu_core.hosting import selfskip
-from memu_core.hosting.atomic import read_json, write_json, write_text
-from memu_core.hosting.layout import Layout
-from memu_core.hosting.sqlite_ro import columns, query
+from memu_core.host import (
+    Layout,
+    load_self_sessions,
+    read_json,
+    readonly_columns,
+    readonly_query,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 if TYPE_CHECKING:
     from memu_host_openclaw.source import OpenClawSource
@@ -61,7 +66,7 @@ def valid_job_id(job_id: str) -> str:
 def register(base: Path, job_id: str) -> Path:
     """Record the bridging task's cron job id in the working tree; return the file written."""
     path = base / REGISTRATION
-    write_json(path, {"job_id": valid_job_id(job_id)})
+    write_json_atomic(path, {"job_id": valid_job_id(job_id)})
     return path
 
 
@@ -80,7 +85,7 @@ def registered_job(base: Path) -> str | None:
 def _run_ids(store: Path, job: str) -> list[str]:
     agent = store.parent.parent.name
     found = []
-    for sid, key in query(store, _RUN_SQL, (job,)):
+    for sid, key in readonly_query(store, _RUN_SQL, (job,)):
         # GLOB's ``*`` also matches descendants and other ids: keep only the run's own window.
         if re.fullmatch(rf"agent:[^:]+:cron:{re.escape(job)}:run:{re.escape(str(sid))}", str(key)):
             found.append(f"{agent}/{sid}")
@@ -89,11 +94,11 @@ def _run_ids(store: Path, job: str) -> list[str]:
 
 def resolve(source: OpenClawSource, layout: Layout) -> Resolution:
     """The remembered self sessions plus every run of the registered job found in the stores."""
-    remembered = selfskip.load(layout.self_sessions)
+    remembered = load_self_sessions(layout.self_sessions)
     capable = []
     for store in source.stores():
         try:
-            if {"session_id", "session_key"} <= columns(store, "session_windows"):
+            if {"session_id", "session_key"} <= readonly_columns(store, "session_windows"):
                 capable.append(store)
         except sqlite3.Error:
             continue
@@ -123,7 +128,7 @@ def resolve(source: OpenClawSource, layout: Layout) -> Resolution:
     merged = remembered + [i for i in ids if i not in remembered]
     if merged != remembered:
         # Uncapped on purpose: these ids come from the host's own records, not from an env var.
-        write_json(layout.self_sessions, merged)
+        write_json_atomic(layout.self_sessions, merged)
     return Resolution(merged)
 
 
@@ -154,5 +159,5 @@ def warn_once(layout: Layout, resolution: Resolution) -> str | None:
         return None
     if resolution.problem == last:
         return None
-    write_text(state, resolution.problem + "\n")
+    write_text_atomic(state, resolution.problem + "\n")
     return resolution.message

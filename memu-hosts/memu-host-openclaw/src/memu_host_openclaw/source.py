@@ -16,16 +16,17 @@ import sqlite3
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memu_core.hosting.epoch import EpochTimestamps
-from memu_core.hosting.source import (
+from memu_core.host import (
+    EpochTimestamps,
     RecordKind,
     SessionFile,
     TranscriptRead,
     TranscriptReadError,
+    jsonl_files,
+    newest_first,
+    readonly_query,
     top_level_value,
 )
-from memu_core.hosting.sqlite_ro import query
-from memu_core.hosting.walk import jsonl_files, newest_first
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ class OpenClawSource(EpochTimestamps):
         found: list[SessionFile] = []
         for store in self.stores():
             try:
-                rows = query(store, _ACTIVITY_SQL)
+                rows = readonly_query(store, _ACTIVITY_SQL)
             except sqlite3.Error as exc:
                 log.warning("skipping unreadable OpenClaw store %s: %s", store, exc)
                 continue
@@ -143,8 +144,7 @@ class OpenClawSource(EpochTimestamps):
         """
         if not self.stores():
             return set()
-        from memu_core.hosting.layout import Layout
-        from memu_core.hosting.worktree import hosts_root
+        from memu_core.host import Layout, hosts_root
         from memu_host_openclaw import cron
 
         trees = {self.base_dir, *(p.parent for p in hosts_root().glob(f"*/{cron.REGISTRATION}"))}
@@ -174,7 +174,7 @@ class OpenClawSource(EpochTimestamps):
             return super().read_incremental(session, previous)
         store, sid = where
         try:
-            rows = query(store, _READ_SQL, (sid,))
+            rows = readonly_query(store, _READ_SQL, (sid,))
         except sqlite3.Error as exc:
             raise TranscriptReadError(session.path, exc) from exc
         if not rows:

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memu_core.hosting.spec import HostSpec
+from memu_core.host import HostSpec
 
 LEGACY_INSTRUCTION = "~/.workbuddy/MEMORY.md"
 """Where earlier releases put the block (WorkBuddy rewrites MEMORY.md, so it did not stay)."""
@@ -16,14 +16,14 @@ def migrate_legacy(spec: HostSpec, path: str, *, dry_run: bool) -> None:
 
     Runs after the new block is written, so a failed write never removes the only instruction.
     """
-    from memu_core.hosting import instruction
+    from memu_core.host import remove_instruction
 
     if path != spec.instruction_path or dry_run:
         return
     legacy = Path(LEGACY_INSTRUCTION).expanduser()
     if legacy == Path(path).expanduser():
         return
-    for change in instruction.remove(legacy, spec.binary, None):
+    for change in remove_instruction(legacy, spec.binary, None):
         if change.diff:
             sys.stdout.write(f"{change.path}: moved the old block to {path}\n\n{change.diff}\n")
 

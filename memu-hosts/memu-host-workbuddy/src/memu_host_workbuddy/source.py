@@ -4,7 +4,7 @@
 ``\\`` flattened to ``-`` (``d-Users-proj``). Conversation turns are ``type: message`` records
 with ``input_text``/``output_text`` blocks; tool calls and results are records of their own.
 WorkBuddy exports no session id, so a bridging run is recognised by where it ran: its project
-folder is the escaped path of memu's working tree (see :mod:`memu_core.hosting.worktree`).
+folder is the escaped path of memu's working tree (see :mod:`memu_core.host`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memu_core.hosting.epoch import EpochTimestamps
-from memu_core.hosting.source import RecordKind, SessionFile, top_level_value
-from memu_core.hosting.walk import jsonl_files, newest_first
-from memu_core.hosting.worktree import escaped_in_tree
+from memu_core.host import (
+    EpochTimestamps,
+    RecordKind,
+    SessionFile,
+    escaped_in_tree,
+    jsonl_files,
+    newest_first,
+    top_level_value,
+)
 
 _PROSE_BLOCKS = frozenset({"input_text", "output_text"})
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memu_core.hosting import HostSpec
+from memu_core.host import HostSpec
 
 
 def _extra(app: Any, spec: HostSpec) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memu_core.hosting.atomic import write_text
+from memu_core._atomic import write_text
 
 MAX_RESOURCES = 50
 """At most this many files per run: the resource job reads each one."""

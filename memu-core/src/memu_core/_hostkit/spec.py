@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import typer
 
-    from memu_core.hosting.source import TranscriptSource
+    from memu_core.interfaces import TranscriptSource
 
 GUIDES = {"install": "INSTALL.md", "task": "BRIDGING_TASK.md", "uninstall": "UNINSTALL.md"}
 """``docs <topic>`` → the guide's file name inside the host package's ``guides/`` folder."""
@@ -21,7 +21,7 @@ GUIDES = {"install": "INSTALL.md", "task": "BRIDGING_TASK.md", "uninstall": "UNI
 class HostSpec:
     """A host, declared. Registered through ``memu_register_hosts``; no I/O, nothing heavy.
 
-    ``source`` names the host's :class:`~memu_core.hosting.source.TranscriptSource` factory as
+    ``source`` names the host's :class:`~memu_core.interfaces.TranscriptSource` factory as
     ``"package.module:Name"``; it is imported only when a command needs transcripts.
     """
 

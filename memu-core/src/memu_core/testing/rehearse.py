@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memu_core.hosting.spec import HostSpec
+from memu_core._hostkit.spec import HostSpec
 
 _TRACK_DIR = re.compile(r"^\s+(\S.*[/\\](memory|skill))\s*$", re.M)
 
@@ -35,7 +35,7 @@ class Cycle:
 
 def call(spec: HostSpec, *args: str) -> tuple[int, str, str]:
     """Run the host binary in this process; return exit code, stdout and stderr."""
-    from memu_core.hosting.cli import run_host
+    from memu_core._cli.host.app import run_host
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

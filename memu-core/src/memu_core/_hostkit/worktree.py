@@ -14,7 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memu_core.hosting.source import SessionFile, TranscriptRead, TranscriptSource
+from memu_core.interfaces import TranscriptSource
+from memu_core.types import SessionFile, TranscriptRead
 
 _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from importlib import resources
 
+from memu_core._hostkit.spec import GUIDES, HostSpec
 from memu_core.errors import UsageError
-from memu_core.hosting.spec import GUIDES, HostSpec
 
 _TOKEN = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 

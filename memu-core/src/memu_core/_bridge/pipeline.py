@@ -16,15 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memu_core._atomic import read_json, write_json
+from memu_core._bridge import jobs, resources, scan, selfskip, snapshot, sync
+from memu_core._bridge.lock import host_lock
+from memu_core._bridge.mine import Mined
+from memu_core._hostkit.layout import Layout
+from memu_core._hostkit.spec import HostSpec
 from memu_core.errors import UsageError
-from memu_core.hosting import jobs, resources, scan, selfskip, snapshot, sync
-from memu_core.hosting.atomic import read_json, write_json
-from memu_core.hosting.layout import Layout
-from memu_core.hosting.lock import host_lock
-from memu_core.hosting.mine import Mined
-from memu_core.hosting.source import TranscriptSource
-from memu_core.hosting.spec import HostSpec
-from memu_core.interfaces import AgenticMemoryBackend
+from memu_core.interfaces import AgenticMemoryBackend, TranscriptSource
 
 DEFAULT_MAX_JOBS = 10
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memu_core.hosting.source import RecordKind, SessionFile, TranscriptRead, TranscriptSource
+from memu_core.interfaces import TranscriptSource
+from memu_core.types import RecordKind, SessionFile, TranscriptRead
 
 
 class CompositeSource(TranscriptSource):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 Locate = Callable[[Mapping[str, Any]], str | None]
@@ -87,3 +88,23 @@ def shape_for_agent(result: Mapping[str, Any], locate: Locate | None = None) -> 
 def render(shaped: Mapping[str, Any]) -> str:
     """The printed form: indented JSON, UTF-8 kept, datetimes as strings."""
     return json.dumps(shaped, indent=2, ensure_ascii=False, default=str)
+
+
+def locate_in_mirror(base: Path) -> Locate:
+    """A :data:`Locate` over the host mirror under ``base``: its copy, when it is current."""
+
+    def locate(item: Mapping[str, Any]) -> str | None:
+        from memu_core._mirror import RecallDoc, file_name, read_doc
+
+        track, name = item.get("track"), item.get("name")
+        if track not in ("memory", "skill") or not name:
+            return None
+        path = base / track / file_name(str(name))
+        try:
+            on_disk = read_doc(path, track).digest()
+        except Exception:  # missing or unreadable: the content goes inline instead
+            return None
+        want = RecallDoc(track, str(name), item.get("description") or "", item.get("content") or "").digest()
+        return str(path) if on_disk == want else None
+
+    return locate

@@ -14,8 +14,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from memu_core.hosting import templates
-from memu_core.hosting.atomic import write_text
+from memu_core._atomic import write_text
+from memu_core._bridge import templates
 
 SKILL_NAME = "memu-retrieve"
 END_MARKER = "<!-- memu:end -->"

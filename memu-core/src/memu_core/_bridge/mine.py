@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memu_core.hosting.redact import Redactor
-from memu_core.hosting.source import RecordKind, SessionFile, TranscriptReadError, TranscriptSource
+from memu_core._bridge.redact import Redactor
+from memu_core.errors import TranscriptReadError
+from memu_core.interfaces import TranscriptSource
+from memu_core.types import RecordKind, SessionFile
 
 PARALLEL_MIN_BYTES = 24 * 1024 * 1024
 """Below this much new data a pool costs more than it saves."""

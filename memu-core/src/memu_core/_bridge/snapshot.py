@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memu_core.hosting.atomic import read_json, write_json
-from memu_core.hosting.layout import TRACKS
-from memu_core.hosting.mirror import RecallDoc, local_docs, read_doc
+from memu_core._atomic import read_json, write_json
+from memu_core._hostkit.layout import TRACKS
+from memu_core._mirror import RecallDoc, local_docs, read_doc
 
 
 @dataclass(slots=True)

@@ -10,7 +10,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from memu_core.hosting.source import Record, TranscriptSource
+from memu_core.interfaces import TranscriptSource
+from memu_core.types import Record
 
 MS_THRESHOLD = 1e11
 """Above this an epoch number is milliseconds: 1e11 s is the year 5138, 1e11 ms is 1973."""

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from memu_core.hosting.source import RecordKind, SessionFile, TranscriptSource
+from memu_core.interfaces import TranscriptSource
+from memu_core.types import RecordKind, SessionFile
 
 GARBAGE = ["", "{", "[]", "null", '"text"', "{}", '{"type": 3}', '{"message": []}', '{"role": {}}', "\ud800"]
 

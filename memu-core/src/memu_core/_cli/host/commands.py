@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from memu_core.hosting.spec import HostSpec
+from memu_core._hostkit.spec import HostSpec
 
 _FLAGS = {
     "prepare": {"--base-dir": "base_dir", "--session-dir": "session_dir", "--max-jobs": "max_jobs"},
@@ -28,16 +28,16 @@ def _warn(text: str) -> None:
 
 
 def _layout(spec: HostSpec, base_dir: str | None):  # type: ignore[no-untyped-def]
-    from memu_core.hosting.layout import Layout
+    from memu_core._hostkit.layout import Layout
 
     return Layout.at(base_dir or spec.default_base(), spec.id)
 
 
 def run_prepare(spec: HostSpec, base_dir: str | None, session_dir: str, max_jobs: int) -> None:
     """``prepare``: mine, stage, print the report lines."""
+    from memu_core._bridge import instruction, pipeline
+    from memu_core._bridge.backend import open_backend
     from memu_core.errors import UsageError
-    from memu_core.hosting import instruction, pipeline
-    from memu_core.hosting.backend import open_backend
 
     if not session_dir and not spec.session_dir:
         raise UsageError(f"{spec.binary} has no default session folder; pass --session-dir <folder>")
@@ -72,8 +72,8 @@ def run_prepare(spec: HostSpec, base_dir: str | None, session_dir: str, max_jobs
 
 def run_commit(spec: HostSpec, base_dir: str | None) -> None:
     """``commit``: store the agent's changes, print what was stored and forgotten."""
-    from memu_core.hosting import pipeline
-    from memu_core.hosting.backend import open_backend
+    from memu_core._bridge import pipeline
+    from memu_core._bridge.backend import open_backend
 
     report = pipeline.commit(_layout(spec, base_dir), open_backend, spec.id)
     if not report.files and not report.resources and not report.forgotten:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from memu_core.hosting import snapshot
-from memu_core.hosting.atomic import write_text
-from memu_core.hosting.layout import TRACKS, Layout
-from memu_core.hosting.mirror import RecallDoc, file_name, local_docs, read_doc
+from memu_core._atomic import write_text
+from memu_core._bridge import snapshot
+from memu_core._hostkit.layout import TRACKS, Layout
+from memu_core._mirror import RecallDoc, file_name, local_docs, read_doc
 from memu_core.interfaces import AgenticMemoryBackend
 
 PAGE = 200

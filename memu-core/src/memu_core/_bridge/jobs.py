@@ -8,8 +8,8 @@ import os
 import shutil
 from pathlib import Path
 
-from memu_core.hosting import templates
-from memu_core.hosting.layout import Layout
+from memu_core._bridge import templates
+from memu_core._hostkit.layout import Layout
 
 
 def clear(folder: Path, pattern: str) -> None:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from memu_core.hosting.spec import GUIDES, HostSpec
+from memu_core._hostkit.spec import GUIDES, HostSpec
 
 if TYPE_CHECKING:
     import typer
@@ -31,34 +31,13 @@ def _warn(text: str) -> None:
 
 
 def _layout(spec: HostSpec, base_dir: str | None) -> Any:
-    from memu_core.hosting.layout import Layout
+    from memu_core._hostkit.layout import Layout
 
     return Layout.at(base_dir or spec.default_base(), spec.id)
 
 
 def _expand(path: str) -> Path:
     return Path(path).expanduser()
-
-
-def _locate_in_mirror(spec: HostSpec) -> Any:
-    """A ``locate`` for the retrieve output: the host mirror's copy, when it is current."""
-    base = spec.default_base()
-
-    def locate(item: Any) -> str | None:
-        from memu_core.hosting.mirror import RecallDoc, file_name, read_doc
-
-        track, name = item.get("track"), item.get("name")
-        if track not in ("memory", "skill") or not name:
-            return None
-        path = base / track / file_name(str(name))
-        try:
-            on_disk = read_doc(path, track).digest()
-        except Exception:  # missing or unreadable: the content goes inline instead
-            return None
-        want = RecallDoc(track, str(name), item.get("description") or "", item.get("content") or "").digest()
-        return str(path) if on_disk == want else None
-
-    return locate
 
 
 def build_host_app(spec: HostSpec) -> "typer.Typer":
@@ -96,7 +75,7 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
         ] = False,
     ) -> None:
         """Install (or with --remove, remove) the retrieve-before-answering instruction."""
-        from memu_core.hosting import instruction
+        from memu_core._bridge import instruction
 
         skills = _expand(skills_dir) if skills_dir else None
         if remove:
@@ -129,7 +108,7 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the diff, write nothing.")] = False,
     ) -> None:
         """Remove the managed block and the memu-retrieve skill (same as install-instruction --remove)."""
-        from memu_core.hosting import instruction
+        from memu_core._bridge import instruction
 
         skills = _expand(skills_dir) if skills_dir else None
         _report_removal(instruction.remove(_expand(path), spec.binary, skills, dry_run=dry_run), path)
@@ -144,21 +123,21 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
         max_jobs: Annotated[int, typer.Option("--max-jobs", help="Sessions to mine this run.")] = 10,
     ) -> None:
         """Mine new session turns into job files for the agent (cursor staged until commit)."""
-        from memu_core.hosting.commands import run_prepare
+        from memu_core._cli.host.commands import run_prepare
 
         run_prepare(spec, base_dir, session_dir, max_jobs)
 
     @app.command()
     def commit(base_dir: BaseDir = None) -> None:
         """Store what the agent changed in the mirror and advance the cursor."""
-        from memu_core.hosting.commands import run_commit
+        from memu_core._cli.host.commands import run_commit
 
         run_commit(spec, base_dir)
 
     @app.command("verify-resources")
     def verify_resources(base_dir: BaseDir = None) -> None:
         """Keep the touched files that exist and write them to resources.md for describing."""
-        from memu_core.hosting import pipeline
+        from memu_core._bridge import pipeline
 
         layout = _layout(spec, base_dir)
         count = pipeline.verify_resources(layout, spec.id)
@@ -167,8 +146,8 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
     @app.command()
     def doctor() -> None:
         """Check config, mode, store, embedder and the live retrieval the instruction runs."""
-        from memu_core.hosting import doctor as doc
-        from memu_core.hosting.backend import open_backend
+        from memu_core._bridge import doctor as doc
+        from memu_core._bridge.backend import open_backend
 
         code = doc.run(spec.binary, open_backend, sys.stdout, sys.stderr)
         if code:
@@ -177,7 +156,7 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
     @app.command()
     def docs(topic: Annotated[str, typer.Argument(help=" | ".join(GUIDES))]) -> None:
         """Print a guide: install, task (the scheduled bridging task) or uninstall."""
-        from memu_core.hosting import guides
+        from memu_core._bridge import guides
 
         sys.stdout.write(guides.load(spec, topic))
 
@@ -223,14 +202,14 @@ def _guarded(call: Any) -> int:
 
 def retrieve_in_process(spec: HostSpec, query: str) -> None:
     """``retrieve`` answered by the engine in this process (no warm server)."""
+    from memu_core._bridge.backend import open_backend
+    from memu_core._retrieve_output import locate_in_mirror, render, shape_for_agent
     from memu_core.errors import UsageError
-    from memu_core.hosting.backend import open_backend
-    from memu_core.hosting.retrieve_output import render, shape_for_agent
 
     if not query.strip():
         raise UsageError("the query is empty; pass the user's request or a few keywords in quotes")
     result = open_backend().progressive_retrieve(query)
-    _say(render(shape_for_agent(result, _locate_in_mirror(spec))))
+    _say(render(shape_for_agent(result, locate_in_mirror(spec.default_base()))))
 
 
 def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
@@ -245,7 +224,7 @@ def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
             # No warm answer: the engine in process, still without typer (it imports pydantic).
             return _guarded(lambda: retrieve_in_process(spec, rest[0]))
     args_now = sys.argv[1:] if argv is None else argv
-    from memu_core.hosting.commands import fast_command
+    from memu_core._cli.host.commands import fast_command
 
     fast = fast_command(spec, args_now)
     if fast is not None:

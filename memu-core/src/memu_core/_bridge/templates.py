@@ -14,7 +14,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from memu_core.hosting.atomic import write_text
+from memu_core._atomic import write_text
 
 BASE_URL_ENV = "MEMU_TEMPLATE_BASE_URL"
 FETCH_TIMEOUT = 4.0
@@ -31,7 +31,7 @@ PLACEHOLDERS: dict[str, tuple[str, ...]] = {
 def embedded(name: str) -> str:
     """The text shipped in this package."""
     return (
-        resources.files("memu_core.hosting").joinpath("templates", f"{name}.txt").read_text(encoding="utf-8")
+        resources.files("memu_core._bridge").joinpath("templates", f"{name}.txt").read_text(encoding="utf-8")
     )
 
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memu_core.hosting.mine import Mined, mine_batch
-from memu_core.hosting.source import SessionFile, TranscriptSource
+from memu_core._bridge.mine import Mined, mine_batch
+from memu_core.interfaces import TranscriptSource
+from memu_core.types import SessionFile
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from memu_core.hosting.atomic import read_json, write_json
+from memu_core._atomic import read_json, write_json
 
 BRIDGING_RUN_ENV = "MEMU_BRIDGING_RUN"
 MAX_REMEMBERED = 1000

@@ -1,0 +1,99 @@
+"""JSONL session logs on disk: finding the files, naming them, peeking at a line without parsing it.
+
+The default :meth:`memu_core.interfaces.TranscriptSource.discover` takes every ``*.jsonl`` below
+the root. Hosts that keep other JSONL next to their sessions (sidecars, archives, other tools'
+logs) prune folders and files with :func:`jsonl_files` instead. Host plugins reach these through
+:mod:`memu_core.host`; this module sits below :mod:`memu_core.interfaces` and imports only
+:mod:`memu_core.types`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from memu_core.types import SessionFile
+
+
+def jsonl_files(
+    root: Path,
+    *,
+    keep_dir: Callable[[str], bool] | None = None,
+    keep_file: Callable[[str], bool] | None = None,
+) -> Iterator[SessionFile]:
+    """``*.jsonl`` files under ``root``; ``keep_dir``/``keep_file`` get a name and may refuse it.
+
+    A file or folder that vanishes while it is listed is skipped, never an error.
+    """
+    stack = [str(root)]
+    while stack:
+        top = stack.pop()
+        try:
+            with os.scandir(top) as it:
+                for entry in it:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            if keep_dir is None or keep_dir(entry.name):
+                                stack.append(entry.path)
+                            continue
+                        if not entry.name.endswith(".jsonl") or (keep_file and not keep_file(entry.name)):
+                            continue
+                        if entry.is_file():
+                            st = entry.stat()
+                            yield SessionFile(Path(entry.path), st.st_mtime_ns, st.st_size)
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+
+
+def newest_first(files: Iterable[SessionFile]) -> list[SessionFile]:
+    """Sorted by modification time, newest first (the order discovery promises)."""
+    return sorted(files, key=lambda s: s.mtime_ns, reverse=True)
+
+
+def relative_key(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` in POSIX form (string slicing first: it runs per session)."""
+    text, base = str(path), str(root)
+    if text.startswith(base) and text[len(base) : len(base) + 1] == os.sep:
+        rel = text[len(base) + 1 :]
+        return rel.replace(os.sep, "/") if os.sep != "/" else rel
+    return path.relative_to(root).as_posix()
+
+
+def cheap_timestamp(line: str) -> str | None:
+    """The last ``"timestamp":"…"`` value in a line, found without parsing (informational)."""
+    at = line.rfind('"timestamp":"')
+    if at < 0:
+        return None
+    start = at + 13
+    end = line.find('"', start)
+    return line[start:end] if 0 < end - start < 64 else None
+
+
+def top_level_value(line: str, key: str) -> str | None:
+    """The string value of a top-level ``key`` in a compact JSON object line, or ``None``.
+
+    Certain only when nothing nested precedes the key (no ``{`` or ``[`` before it but the
+    opening brace); otherwise ``None`` and the caller parses. A quoted ``"key":"`` cannot occur
+    inside a JSON string (its quotes would be escaped), so a match is a real key.
+    """
+    needle = f'"{key}":"'
+    at = line.find(needle)
+    if at < 0 or line.count("{", 0, at) != 1 or line.count("[", 0, at):
+        return None
+    start = at + len(needle)
+    end = line.find('"', start)
+    return line[start:end] if end > 0 else None
+
+
+def parse_object(line: str) -> dict[str, Any] | None:
+    """The JSON object on one line, or ``None`` when it is not one."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None

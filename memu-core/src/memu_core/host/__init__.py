@@ -1,0 +1,158 @@
+"""The host SDK: everything a host plugin imports from memu, in one module.
+
+A host plugin provides a :class:`TranscriptSource` (where its sessions live, how a record is
+classified) and a :class:`HostSpec` (names, paths, guides), registers the spec through
+``memu_register_hosts``, and ships a console script that calls :func:`run_host`::
+
+    from memu_core.host import HostSpec, RecordKind, TranscriptSource, run_host
+
+The helpers below cover what the built-in hosts needed more than once: walking JSONL folders,
+epoch timestamps, recognising bridging runs by their working folder, reading a host's SQLite
+database without writing to it, merging sources, the per-host working tree, atomic writes and
+the managed instruction block.
+
+Only :class:`HostSpec` is imported eagerly: a host binary's per-turn ``retrieve`` imports this
+module for its spec and must not pay for the rest. Every other name loads on first use. The
+implementations live in private modules (``memu_core._hostkit``, ``memu_core._bridge``…);
+import them from here only, they move without notice.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from memu_core._hostkit.spec import HostSpec
+
+if TYPE_CHECKING:
+    import typer
+
+    from memu_core._atomic import read_json
+    from memu_core._atomic import write_json as write_json_atomic
+    from memu_core._atomic import write_text as write_text_atomic
+    from memu_core._bridge.instruction import Change as InstructionChange
+    from memu_core._bridge.instruction import begin_marker as instruction_marker
+    from memu_core._bridge.instruction import install as install_instruction
+    from memu_core._bridge.instruction import remove as remove_instruction
+    from memu_core._bridge.selfskip import load as load_self_sessions
+    from memu_core._hostkit.composite import CompositeSource
+    from memu_core._hostkit.epoch import EpochTimestamps, iso_utc
+    from memu_core._hostkit.layout import TRACKS, Layout
+    from memu_core._hostkit.sqlite_ro import columns as readonly_columns
+    from memu_core._hostkit.sqlite_ro import connect_readonly, readonly_uri
+    from memu_core._hostkit.sqlite_ro import query as readonly_query
+    from memu_core._hostkit.worktree import SkipRunsInTree, cwd_in_tree, escaped_in_tree, hosts_root
+    from memu_core._jsonl import jsonl_files, newest_first, relative_key, top_level_value
+    from memu_core.errors import TranscriptReadError
+    from memu_core.interfaces import TranscriptSource
+    from memu_core.types import Record, RecordKind, SessionFile, TranscriptRead
+
+_LAZY: dict[str, tuple[str, str]] = {
+    # the seam and its records
+    "TranscriptSource": ("memu_core.interfaces", "TranscriptSource"),
+    "Record": ("memu_core.types", "Record"),
+    "RecordKind": ("memu_core.types", "RecordKind"),
+    "SessionFile": ("memu_core.types", "SessionFile"),
+    "TranscriptRead": ("memu_core.types", "TranscriptRead"),
+    "TranscriptReadError": ("memu_core.errors", "TranscriptReadError"),
+    # reading JSONL logs
+    "jsonl_files": ("memu_core._jsonl", "jsonl_files"),
+    "newest_first": ("memu_core._jsonl", "newest_first"),
+    "relative_key": ("memu_core._jsonl", "relative_key"),
+    "top_level_value": ("memu_core._jsonl", "top_level_value"),
+    # source mixins and helpers
+    "EpochTimestamps": ("memu_core._hostkit.epoch", "EpochTimestamps"),
+    "iso_utc": ("memu_core._hostkit.epoch", "iso_utc"),
+    "SkipRunsInTree": ("memu_core._hostkit.worktree", "SkipRunsInTree"),
+    "cwd_in_tree": ("memu_core._hostkit.worktree", "cwd_in_tree"),
+    "escaped_in_tree": ("memu_core._hostkit.worktree", "escaped_in_tree"),
+    "hosts_root": ("memu_core._hostkit.worktree", "hosts_root"),
+    "CompositeSource": ("memu_core._hostkit.composite", "CompositeSource"),
+    # a host's own SQLite database, read-only
+    "connect_readonly": ("memu_core._hostkit.sqlite_ro", "connect_readonly"),
+    "readonly_uri": ("memu_core._hostkit.sqlite_ro", "readonly_uri"),
+    "readonly_query": ("memu_core._hostkit.sqlite_ro", "query"),
+    "readonly_columns": ("memu_core._hostkit.sqlite_ro", "columns"),
+    # the working tree and writing into it
+    "Layout": ("memu_core._hostkit.layout", "Layout"),
+    "TRACKS": ("memu_core._hostkit.layout", "TRACKS"),
+    "read_json": ("memu_core._atomic", "read_json"),
+    "write_json_atomic": ("memu_core._atomic", "write_json"),
+    "write_text_atomic": ("memu_core._atomic", "write_text"),
+    "load_self_sessions": ("memu_core._bridge.selfskip", "load"),
+    # the managed instruction block
+    "InstructionChange": ("memu_core._bridge.instruction", "Change"),
+    "install_instruction": ("memu_core._bridge.instruction", "install"),
+    "remove_instruction": ("memu_core._bridge.instruction", "remove"),
+    "instruction_marker": ("memu_core._bridge.instruction", "begin_marker"),
+}
+
+__all__ = [
+    "TRACKS",
+    "CompositeSource",
+    "EpochTimestamps",
+    "HostSpec",
+    "InstructionChange",
+    "Layout",
+    "Record",
+    "RecordKind",
+    "SessionFile",
+    "SkipRunsInTree",
+    "TranscriptRead",
+    "TranscriptReadError",
+    "TranscriptSource",
+    "build_host_app",
+    "connect_readonly",
+    "cwd_in_tree",
+    "escaped_in_tree",
+    "hosts_root",
+    "install_instruction",
+    "instruction_marker",
+    "iso_utc",
+    "jsonl_files",
+    "load_self_sessions",
+    "newest_first",
+    "read_json",
+    "readonly_columns",
+    "readonly_query",
+    "readonly_uri",
+    "relative_key",
+    "remove_instruction",
+    "run_host",
+    "top_level_value",
+    "write_json_atomic",
+    "write_text_atomic",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # Resolved on first use and cached in the module, so the per-turn path stays light.
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def build_host_app(spec: HostSpec) -> typer.Typer:
+    """The typer app of a host binary: the shared verbs, the config commands, the host's extras."""
+    from memu_core._cli.host.app import build_host_app as build
+
+    return build(spec)
+
+
+def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
+    """Run a host binary: parse ``argv`` (default ``sys.argv[1:]``) and return the exit code.
+
+    Handled errors (:class:`memu_core.errors.MemuError`) become one line on stderr and their
+    exit code; ``retrieve`` tries the warm server before anything heavy is imported.
+    """
+    from memu_core._cli.host.app import run_host as run
+
+    return run(spec, argv)
+
