@@ -51,21 +51,19 @@ def test_create_refuses_empty_user(keys: KeyStore) -> None:
 
 
 def test_cli_create_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from memu_server.cli import app
-
-    from memu_core._cli.main import run_app
+    from memu_server.cli import run_cli
 
     db = str(tmp_path / "keys.sqlite3")
-    assert run_app(lambda: app, ["keys", "create", "--user-id", "u1", "--agent-id", "a1", "--keys", db]) == 0
+    assert run_cli(["keys", "create", "--user-id", "u1", "--agent-id", "a1", "--keys", db]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     key = out[-1].split()[-1]
     assert key.startswith("msk_")
     store = KeyStore(Path(db))
     assert store.authenticate(key) is not None
-    assert run_app(lambda: app, ["keys", "list", "--keys", db]) == 0
+    assert run_cli(["keys", "list", "--keys", db]) == 0
     listing = capsys.readouterr().out
     assert "user_id=u1" in listing and "agent_id=a1" in listing and key not in listing
     key_id = listing.split()[0]
-    assert run_app(lambda: app, ["keys", "revoke", key_id, "--keys", db]) == 0
+    assert run_cli(["keys", "revoke", key_id, "--keys", db]) == 0
     assert store.authenticate(key) is None
-    assert run_app(lambda: app, ["keys", "revoke", "nope", "--keys", db]) == 2
+    assert run_cli(["keys", "revoke", "nope", "--keys", db]) == 2

@@ -72,9 +72,11 @@ def test_refusal_exits_2(app: typer.Typer, config_file: Path) -> None:
     assert CliRunner().invoke(app, ["config", "--cloud", "--cloud-api-key", "k", "--force"]).exit_code == 0
 
 
-def test_memu_error_is_one_line(app: typer.Typer, config_file: Path) -> None:
+def test_memu_error_is_one_line(app: typer.Typer, config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memu_core._cli.main import run_app
+
     config_file.parent.mkdir()
     config_file.write_bytes(b"MEMU_DB=\xff\n")
-    result = CliRunner().invoke(app, ["config", "show"])
-    assert result.exit_code == 2
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    assert run_app(lambda: app, ["config", "show"]) == 2  # the CLI shell turns the error into its code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ")

@@ -3,22 +3,20 @@
 # No ``from __future__ import annotations``: typer reads the annotations at definition time.
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-app = typer.Typer(
-    name="memu-server",
-    help="memU's v4 memory API over your own memu store: share memory between machines.",
-    add_completion=False,
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
+from memu_core.cli import Binary, new_app, run, sub_app
+
+app = new_app(
+    "memu-server",
+    "memU's v4 memory API over your own memu store: share memory between machines.",
+    distribution="memu-server",
 )
-keys_app = typer.Typer(
-    help="API keys: each is bound to one user (and optionally one agent).", no_args_is_help=True
-)
+keys_app = sub_app("API keys: each is bound to one user (and optionally one agent).")
 app.add_typer(keys_app, name="keys")
 
 KeysOpt = Annotated[
@@ -35,9 +33,7 @@ def _keys(path: Path | None):  # type: ignore[no-untyped-def]
 
 @app.command()
 def serve(
-    host: Annotated[
-        str, typer.Option("--host", help="TCP address (use 0.0.0.0 for other devices).")
-    ] = "127.0.0.1",
+    host: Annotated[str, typer.Option("--host", help="TCP address (use 0.0.0.0 for other devices).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port; every request needs an API key.")] = 8765,
     socket_path: Annotated[
         Optional[Path],  # noqa: UP045
@@ -89,9 +85,7 @@ def serve(
 
 @keys_app.command("create")
 def keys_create(
-    user_id: Annotated[
-        str, typer.Option("--user-id", help="The user whose memory this key may read and write.")
-    ],
+    user_id: Annotated[str, typer.Option("--user-id", help="The user whose memory this key may read and write.")],
     agent_id: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--agent-id", help="Only this agent's memory (default: all of the user's agents)."),
@@ -133,11 +127,18 @@ def keys_revoke(
     print(f"revoked key {info.id} (user_id={info.user_id})")
 
 
-def main() -> None:
-    """``memu-server`` entry point: handled errors are one line and an exit code."""
-    from memu_core._cli.main import run_app
+SERVER = Binary("memu-server", lambda _args: app, distribution="memu-server")
+"""The ``memu-server`` binary as memu's CLI shell runs it."""
 
-    sys.exit(run_app(lambda: app, prog="memu-server"))
+
+def run_cli(argv: Sequence[str] | None = None) -> int:
+    """Run ``memu-server`` with ``argv`` and return its exit code (handled errors are one line)."""
+    return run(SERVER, argv)
+
+
+def main() -> None:
+    """``memu-server`` entry point."""
+    sys.exit(run_cli())
 
 
 if __name__ == "__main__":

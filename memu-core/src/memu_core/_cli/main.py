@@ -1,8 +1,8 @@
-"""Entry point of the ``memu`` command: one handled-error type, one line per failure.
+"""Entry point of the ``memu`` command: the shared shell with memu's app and fast paths.
 
-A :class:`~memu_core.errors.MemuError` prints ``error: <message>`` on stderr and exits with its
-code (2 usage/config, 1 runtime, 3 busy); ``-v`` adds the traceback and debug logs. Anything else
-is a bug: it keeps its traceback.
+The per-turn commands (``retrieve``/``search`` and ``commit``) in their plain forms skip typer:
+they are fresh processes, and typer's parameter handling imports pydantic. Their arguments are
+parsed from the same flag table the typer commands are built from.
 """
 
 from __future__ import annotations
@@ -11,94 +11,24 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-VERBOSE_FLAGS = ("-v", "--verbose")
+from memu_core._cli import flags
+from memu_core._cli.shell import Binary, run
 
 
-def _handled(call: Callable[[], Any], verbose: bool) -> int:
-    """Run ``call``; a MemuError becomes one stderr line and its exit code."""
-    from memu_core.errors import MemuError
-
-    try:
-        result = call()
-    except MemuError as exc:
-        if verbose:
-            import traceback
-
-            traceback.print_exc()
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:
-        import typer
-        from typer._click.exceptions import ClickException, NoArgsIsHelpError
-
-        if isinstance(exc, typer.Exit):
-            return int(exc.exit_code)
-        if isinstance(exc, typer.Abort):
-            return 130
-        if isinstance(exc, NoArgsIsHelpError):
-            exc.show()
-            return 0
-        if isinstance(exc, ClickException):
-            exc.show()
-            return exc.exit_code
-        raise
-    return result if isinstance(result, int) else 0
-
-
-def run_app(app_factory: Callable[[], Any], argv: Sequence[str] | None = None, *, prog: str = "memu") -> int:
-    """Run a typer app built by ``app_factory`` and turn handled errors into exit codes."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    verbose = any(flag in args for flag in VERBOSE_FLAGS)
-    args = [a for a in args if a not in VERBOSE_FLAGS]
-    from memu_core._cli.output import configure_logging
-
-    configure_logging(verbose)
-    return _handled(lambda: app_factory()(args=args, prog_name=prog, standalone_mode=False), verbose)
-
-
-def fast_retrieve(args: Sequence[str]) -> int | None:
-    """``memu retrieve QUERY [options]`` without the CLI framework: the warm server when one is up,
-    else the engine in process. ``None`` for anything unusual (``--help``, ``-v``, a typo), which
-    the typer CLI then handles with its own messages."""
-    from memu_core._serve.fastpath import memu_retrieve, parse_memu_retrieve
-
-    parsed = parse_memu_retrieve(args)
-    if parsed is None:
-        return None
-    code = memu_retrieve(args)
-    if code is not None:
-        return code
-    from memu_core._cli.memory_cmds import run_retrieve
-
-    return _handled(
-        lambda: run_retrieve(
-            parsed["query"], top_k=parsed["top_k"], tracks=parsed["tracks"], where=parsed["where"] or {}
-        ),
-        verbose=False,
+def fast(args: Sequence[str]) -> Callable[[], Any] | None:
+    """A ready-to-run ``retrieve``/``search``/``commit`` for a plain argument list, else ``None``."""
+    command = {"retrieve": flags.RETRIEVE, "search": flags.RETRIEVE, "commit": flags.COMMIT}.get(
+        args[0] if args else ""
     )
-
-
-def fast_commit(args: Sequence[str]) -> int | None:
-    """``memu commit PAYLOAD|--from-dir DIR [--json]`` without the CLI framework (typer's
-    parameter handling imports pydantic and costs a quarter of a second); ``None`` otherwise."""
-    from pathlib import Path
-
-    from memu_core._cli.memory_cmds import run_commit
-
-    rest = list(args)
-    as_json = "--json" in rest
-    rest = [a for a in rest if a != "--json"]
-    if len(rest) == 2 and rest[0] == "--from-dir" and rest[1].strip():
-        payload, from_dir = None, Path(rest[1])
-    elif len(rest) == 1 and rest[0] and (rest[0] == "-" or not rest[0].startswith("-")):
-        payload, from_dir = rest[0], None
-    else:
+    if command is None:
         return None
-    return _handled(lambda: run_commit(payload, from_dir, as_json), verbose=False)
+    values = command.parse(args[1:])
+    if values is None:
+        return None
+    from memu_core._cli import memory_cmds
+
+    body = memory_cmds.retrieve if command is flags.RETRIEVE else memory_cmds.commit
+    return lambda: body(**values)
 
 
 def wants_plugin_commands(first: str | None) -> bool:
@@ -113,21 +43,26 @@ def wants_plugin_commands(first: str | None) -> bool:
     return first is not None and first not in BUILTIN_COMMANDS
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """``memu`` console script."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] in (["retrieve"], ["search"]):  # the per-turn command: no framework unless needed
-        code = fast_retrieve(args[1:])
-        if code is not None:
-            sys.exit(code)
-    if args[:1] == ["commit"] and (code := fast_commit(args[1:])) is not None:
-        sys.exit(code)
-    from functools import partial
-
+def build(args: Sequence[str]) -> Any:
+    """The ``memu`` typer app for ``args`` (plugin commands only when they may be named)."""
     from memu_core._cli.app import build_app
 
     first = next((a for a in args if not a.startswith("-")), None)
-    sys.exit(run_app(partial(build_app, with_plugins=wants_plugin_commands(first)), args))
+    return build_app(with_plugins=wants_plugin_commands(first))
+
+
+MEMU = Binary("memu", build, fast=fast)
+"""The ``memu`` binary as the shell runs it."""
+
+
+def run_app(app_factory: Callable[[], Any], argv: Sequence[str] | None = None, *, prog: str = "memu") -> int:
+    """Run the typer app ``app_factory`` builds through the shell (no fast path); for tests and tools."""
+    return run(Binary(prog, lambda _args: app_factory()), argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``memu`` console script."""
+    sys.exit(run(MEMU, argv))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,4 +1,8 @@
-"""Bodies of ``memu commit``, ``retrieve``, ``list-files`` and ``forget``."""
+"""Bodies of ``memu commit``, ``retrieve``, ``list-files`` and ``forget``.
+
+:func:`commit`, :func:`retrieve`, :func:`list_files` and :func:`forget` take the keyword
+arguments their entries in :mod:`memu_core._cli.flags` declare, from typer or the fast path alike.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,40 @@ from memu_core._cli.output import print_json
 from memu_core.errors import UsageError
 
 
+def _where(user_id: str | None, agent_id: str | None) -> dict[str, str]:
+    return {k: v for k, v in (("user_id", user_id), ("agent_id", agent_id)) if v}
+
+
+def commit(*, payload: str | None, from_dir: Path | None, as_json: bool) -> None:
+    """``memu commit PAYLOAD|--from-dir DIR [--json]``."""
+    run_commit(payload, from_dir, as_json)
+
+
+def retrieve(
+    *, query: str, top_k: int | None, track: list[str] | None, user_id: str | None, agent_id: str | None
+) -> None:
+    """``memu retrieve QUERY ...``: the warm server's answer when one is up, else the engine here."""
+    where = _where(user_id, agent_id)
+    if query.strip():
+        from memu_core._serve.client import warm_retrieve
+
+        warm = warm_retrieve(query, where or None, top_k=top_k, tracks=track or None)
+        if warm is not None:
+            print_json(warm)
+            return
+    run_retrieve(query, top_k=top_k, tracks=track, where=where)
+
+
+def list_files(*, as_json: bool, user_id: str | None, agent_id: str | None) -> None:
+    """``memu list-files [--json]``."""
+    run_list_files(as_json, _where(user_id, agent_id))
+
+
+def forget(*, name: str, track: str, user_id: str | None, agent_id: str | None) -> None:
+    """``memu forget NAME [--track T]``."""
+    run_forget(name, track, _where(user_id, agent_id))
+
+
 def _backend() -> Any:
     from memu_core.runtime import open_backend
 
@@ -20,8 +58,13 @@ def _backend() -> Any:
 def read_payload(source: str) -> dict[str, Any]:
     """The commit payload from a JSON file (``~`` expanded) or ``-`` (stdin)."""
     if source == "-":
-        text = sys.stdin.read()
         label = "stdin"
+        try:
+            text = sys.stdin.buffer.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"stdin is not UTF-8 ({exc.reason} at byte {exc.start}); pipe a UTF-8 JSON payload"
+            ) from None
     else:
         path = Path(source).expanduser()
         if not path.is_file():

@@ -10,16 +10,11 @@ from typing import Annotated
 import typer
 
 from memu_core._config import commands
-from memu_core.errors import MemuError
 
 
 def _run(action: Callable[[], int]) -> None:
-    try:
-        code = action()
-    except MemuError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise typer.Exit(exc.exit_code) from None
-    raise typer.Exit(code)
+    # A MemuError propagates to the CLI shell, which prints it as one line with its exit code.
+    raise typer.Exit(action())
 
 
 def mount(app: typer.Typer, binary: str, *, after_init: Callable[[], None] | None = None) -> None:
@@ -33,41 +28,25 @@ def mount(app: typer.Typer, binary: str, *, after_init: Callable[[], None] | Non
         ] = "",
     ) -> None:
         """Record this machine's memory mode and client id in config.env (never refuses)."""
-        _run(
-            lambda: commands.run_init(
-                binary, cloud_api_key or None, sys.stdout, sys.stderr, after_write=after_init
-            )
-        )
+        _run(lambda: commands.run_init(binary, cloud_api_key or None, sys.stdout, sys.stderr, after_write=after_init))
 
     @app.command("config")
     def config_command(
-        action: Annotated[
-            str | None, typer.Argument(metavar="show", help="`show`: print, write nothing.")
-        ] = None,
+        action: Annotated[str | None, typer.Argument(metavar="show", help="`show`: print, write nothing.")] = None,
         local: Annotated[bool, typer.Option("--local", help="Use the local engine.")] = False,
         cloud: Annotated[bool, typer.Option("--cloud", help="Use a v4 memory API.")] = False,
         cloud_api_key: Annotated[str, typer.Option("--cloud-api-key", help="Cloud key (--cloud).")] = "",
-        cloud_base_url: Annotated[
-            str, typer.Option("--cloud-base-url", help="v4 API base URL (--cloud).")
-        ] = "",
-        db: Annotated[
-            str, typer.Option("--db", help="Store path, sqlite URL or Postgres DSN (--local).")
-        ] = "",
-        embed_provider: Annotated[
-            str, typer.Option("--embed-provider", help="Embedding provider (--local).")
-        ] = "",
+        cloud_base_url: Annotated[str, typer.Option("--cloud-base-url", help="v4 API base URL (--cloud).")] = "",
+        db: Annotated[str, typer.Option("--db", help="Store path, sqlite URL or Postgres DSN (--local).")] = "",
+        embed_provider: Annotated[str, typer.Option("--embed-provider", help="Embedding provider (--local).")] = "",
         embed_model: Annotated[str, typer.Option("--embed-model", help="Embedding model (--local).")] = "",
         embed_api_key: Annotated[str, typer.Option("--embed-api-key", help="Embedding key (--local).")] = "",
-        embed_base_url: Annotated[
-            str, typer.Option("--embed-base-url", help="Embedding endpoint (--local).")
-        ] = "",
+        embed_base_url: Annotated[str, typer.Option("--embed-base-url", help="Embedding endpoint (--local).")] = "",
         force: Annotated[bool, typer.Option("--force", help="Skip the mode and identity guards.")] = False,
     ) -> None:
         """Show or change config.env: `config show`, or `config --local|--cloud` with options."""
         if action is not None and action != "show":
-            raise typer.BadParameter(
-                f"{action!r} is not a subcommand; the only one is `show`", param_hint="[show]"
-            )
+            raise typer.BadParameter(f"{action!r} is not a subcommand; the only one is `show`", param_hint="[show]")
         if action == "show":
             _run(lambda: commands.run_config_show(binary, sys.stdout, sys.stderr))
         if local and cloud:

@@ -1,0 +1,195 @@
+"""The arguments and flags of the memory commands, declared once.
+
+The per-turn commands (``memu retrieve``/``commit``, ``memu-<host> retrieve``/``prepare``/
+``commit``) run as fresh processes where importing typer (and through it pydantic) would cost
+more than the work. Their fast paths parse argument lists with :meth:`Command.parse`, and the
+typer commands are built from the same declarations by :func:`typer_command`, so a flag's name,
+type, default and help live in one place and the two parsers cannot drift apart.
+
+:meth:`Command.parse` answers only when it is sure; anything unusual (``--help``, an unknown or
+repeated flag, a value that does not convert) gives ``None`` and the typer command, built from
+the same table, explains the mistake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import typer
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One argument (``flag`` empty) or option of a command."""
+
+    dest: str
+    """The Python name: the keyword the command body receives."""
+    help: str
+    """Help text; ``{name}`` is filled from the context given to :func:`typer_command`."""
+    flag: str = ""
+    """``--top-k``; empty for a positional argument."""
+    kind: type = str
+    """``str``, ``int``, ``Path``, or ``bool`` for a switch."""
+    default: Any = None
+    repeat: bool = False
+    """May be given several times; the body receives a list, or ``None`` when absent."""
+    required: bool = False
+    """A positional argument that must be present."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A command's name, help and parameters."""
+
+    name: str
+    help: str
+    params: tuple[Param, ...]
+
+    def parse(self, args: Sequence[str]) -> dict[str, Any] | None:
+        """The body's keyword arguments for ``args``, or ``None`` when typer should decide."""
+        flags = {p.flag: p for p in self.params if p.flag}
+        positionals = [p for p in self.params if not p.flag]
+        values: dict[str, Any] = {p.dest: [] if p.repeat else p.default for p in self.params}
+        seen: set[str] = set()
+        rest = list(args)
+        while rest:
+            arg = rest.pop(0)
+            if arg.startswith("-") and arg != "-":  # a lone "-" is a value (stdin)
+                name, eq, value = arg.partition("=")
+                param = flags.get(name)
+                if param is None or (param.dest in seen and not param.repeat):
+                    return None
+                seen.add(param.dest)
+                if param.kind is bool:
+                    if eq:
+                        return None
+                    values[param.dest] = True
+                    continue
+                if not eq:
+                    if not rest:
+                        return None
+                    value = rest.pop(0)
+            else:
+                if not positionals:
+                    return None
+                param, value = positionals.pop(0), arg
+            converted = _convert(param, value)
+            if converted is None:
+                return None
+            if param.repeat:
+                values[param.dest].append(converted)
+            else:
+                values[param.dest] = converted
+        if any(p.required for p in positionals):
+            return None
+        for param in self.params:
+            if param.repeat and not values[param.dest]:
+                values[param.dest] = None  # what typer passes for an absent repeatable option
+        return values
+
+
+def _convert(param: Param, value: str) -> Any:
+    if param.kind is int:
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    if param.flag and value.startswith("--"):
+        return None  # most likely a forgotten value; typer words that better
+    return Path(value) if param.kind is Path else value
+
+
+def _fill(text: str, context: Mapping[str, str]) -> str:
+    # Plain replacement, not str.format: help texts may hold literal braces (JSON examples).
+    for key, value in context.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+def typer_command(
+    app: typer.Typer,
+    command: Command,
+    body: Callable[..., Any],
+    *,
+    name: str | None = None,
+    help: str | None = None,
+    context: Mapping[str, str] | None = None,
+) -> None:
+    """Register ``command`` on ``app`` as ``name`` (default its own); typer calls ``body(**values)``."""
+    import inspect
+    from typing import Annotated, Optional
+
+    import typer
+
+    parameters = []
+    for param in command.params:
+        text = _fill(param.help, context or {})
+        info = typer.Option(param.flag, help=text) if param.flag else typer.Argument(help=text)
+        base: Any
+        if param.kind is bool:
+            base = bool
+        elif param.repeat:
+            base = Optional[list[param.kind]]  # type: ignore[name-defined]  # noqa: UP045
+        elif param.default is None:
+            base = Optional[param.kind]  # noqa: UP045 - typer reads typing.Optional on every Python
+        else:
+            base = param.kind
+        default = inspect.Parameter.empty if param.required else param.default
+        parameters.append(
+            inspect.Parameter(
+                param.dest, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[base, info]
+            )
+        )
+
+    def callback(**values: Any) -> Any:
+        return body(**values)
+
+    # typer reads a command's parameters from its signature and type hints.
+    callback.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    callback.__annotations__ = {p.name: p.annotation for p in parameters}
+    callback.__name__ = callback.__qualname__ = (name or command.name).replace("-", "_")
+    app.command(name or command.name, help=_fill(help or command.help, context or {}))(callback)
+
+
+QUERY = Param("query", "What to recall: the user's request or a few keywords.", required=True)
+TOP_K = Param("top_k", "How many segments (default 5).", flag="--top-k", kind=int)
+TRACKS = Param("track", "Only this track (repeatable).", flag="--track", repeat=True)
+USER_ID = Param("user_id", "Only this user's memory.", flag="--user-id")
+AGENT_ID = Param("agent_id", "Only this agent's memory.", flag="--agent-id")
+PAYLOAD = Param("payload", "JSON file in commit_results' shape, or - for stdin.")
+FROM_DIR = Param(
+    "from_dir", "Commit every *.md file under DIR (frontmatter name/description/track).", flag="--from-dir", kind=Path
+)
+AS_JSON = Param("as_json", "Print the result as JSON.", flag="--json", kind=bool, default=False)
+NAME = Param("name", "Name of the recall file to delete.", required=True)
+TRACK = Param("track", "Its track.", flag="--track", default="memory")
+BASE_DIR = Param("base_dir", "Working tree (default ~/.memu/hosts/{host_id}).", flag="--base-dir")
+SESSION_DIR = Param("session_dir", "Session logs (default {session_dir}).", flag="--session-dir", default="")
+MAX_JOBS = Param("max_jobs", "Sessions to mine this run.", flag="--max-jobs", kind=int, default=10)
+
+RETRIEVE = Command(
+    "retrieve",
+    "Search memory; prints segments, files and resources as JSON.",
+    (QUERY, TOP_K, TRACKS, USER_ID, AGENT_ID),
+)
+COMMIT = Command(
+    "commit", "Store recall files and resources (unchanged ones cost nothing).", (PAYLOAD, FROM_DIR, AS_JSON)
+)
+LIST_FILES = Command(
+    "list-files", "List every recall file (follows the cursor to the end).", (AS_JSON, USER_ID, AGENT_ID)
+)
+FORGET = Command("forget", "Delete a recall file and everything indexed from it.", (NAME, TRACK, USER_ID, AGENT_ID))
+
+HOST_RETRIEVE = Command(
+    "retrieve", "Recall memory, skills and resources for QUERY as JSON (no LLM; writes nothing).", (QUERY,)
+)
+HOST_PREPARE = Command(
+    "prepare",
+    "Mine new session turns into job files for the agent (cursor staged until commit).",
+    (BASE_DIR, SESSION_DIR, MAX_JOBS),
+)
+HOST_COMMIT = Command("commit", "Store what the agent changed in the mirror and advance the cursor.", (BASE_DIR,))
