@@ -1,0 +1,13 @@
+"""Deprecated: ``memu_core.hosting.composite`` moved; import from :mod:`memu_core.host`.
+
+Kept for one release so hosts written against it keep working; importing it warns.
+"""
+
+from __future__ import annotations
+
+from memu_core._hostkit.composite import CompositeSource
+from memu_core.hosting import warn_moved
+
+__all__ = ["CompositeSource"]
+
+warn_moved(__name__, "memu_core.host")
