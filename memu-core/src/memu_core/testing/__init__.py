@@ -1,10 +1,20 @@
-"""Test helpers for memu and its plugins (loaded as the ``memu_core`` pytest plugin).
+"""Test helpers for memu and its plugins: contract kits, fixtures, strategies.
 
-- fixtures: ``fresh_plugins`` (a new plugin manager, built-ins only unless told otherwise),
-  ``memu_home`` (an isolated ``HOME``/``~/.memu`` with ``MEMU_*`` cleared);
+The pytest plugin is opt-in: installing memu-core changes nothing in another project's test
+run. A project that wants the fixtures loads it from its root ``conftest.py``::
+
+    pytest_plugins = ["memu_core.testing.plugin"]
+
+(pytest honours ``pytest_plugins`` only in the rootdir's conftest). It then turns off
+hypothesis' per-example deadline and sets ``MEMU_SERVE_AUTOSTART=0`` for that run.
+
+- fixtures (from the plugin): ``fresh_plugins`` (a new plugin manager), ``memu_home`` (an
+  isolated ``HOME``/``~/.memu`` with ``MEMU_*`` cleared);
 - :func:`registered` installs given plugin objects as the process plugin manager;
 - :func:`fake_entry_point` builds an entry point for a module or object, as if installed;
 - :mod:`memu_core.testing.store_contract`: the suite every ``MemoryStore`` passes;
+- :mod:`memu_core.testing.source_contract`: the suite every ``TranscriptSource`` passes;
+- :mod:`memu_core.testing.rehearse`: one bridging cycle through a host's CLI;
 - :mod:`memu_core.testing.strategies`: hypothesis strategies.
 """
 

@@ -1,4 +1,8 @@
-"""pytest plugin (entry point ``pytest11``): fixtures every memu package's tests can use."""
+"""pytest plugin: fixtures every memu package's tests can use. Opt-in, never auto-loaded.
+
+A project loads it from its root ``conftest.py`` with ``pytest_plugins = ["memu_core.testing.plugin"]``;
+it then turns off hypothesis' per-example deadline and sets ``MEMU_SERVE_AUTOSTART=0`` for that run.
+"""
 
 from __future__ import annotations
 
