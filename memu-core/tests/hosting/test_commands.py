@@ -1,10 +1,10 @@
-"""The fast path of the bridging verbs recognises only their plain forms."""
+"""The fast path of a host binary's per-turn verbs recognises only their plain forms."""
 
 from __future__ import annotations
 
 import pytest
 
-from memu_core._cli.host.commands import fast_command
+from memu_core._cli.host.commands import fast
 
 from .conftest import TOY
 
@@ -16,17 +16,21 @@ from .conftest import TOY
         ["prepare", "--base-dir", "/b", "--session-dir=/s", "--max-jobs", "3"],
         ["commit"],
         ["commit", "--base-dir=/b"],
+        ["retrieve", "x"],
+        ["retrieve", "  "],  # the body explains an empty query
     ],
 )
 def test_plain_forms_take_the_fast_path(args: list[str]) -> None:
-    assert callable(fast_command(TOY, args))
+    assert callable(fast(TOY, args))
 
 
 @pytest.mark.parametrize(
     "args",
     [
         [],
-        ["retrieve", "x"],
+        ["retrieve"],
+        ["retrieve", "x", "y"],
+        ["retrieve", "--help"],
         ["prepare", "--help"],
         ["prepare", "--max-jobs", "many"],
         ["prepare", "--base-dir"],
@@ -36,4 +40,4 @@ def test_plain_forms_take_the_fast_path(args: list[str]) -> None:
     ],
 )
 def test_anything_else_goes_to_typer(args: list[str]) -> None:
-    assert fast_command(TOY, args) is None
+    assert fast(TOY, args) is None

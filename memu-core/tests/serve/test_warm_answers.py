@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memu_core._serve import client, fastpath
+from memu_core._serve import client
 
 from .conftest import start_server
 
@@ -37,19 +37,20 @@ def test_host_retrieve_prints_the_same_json_warm_and_in_process(home: Path) -> N
     proc.wait(30)
 
 
-def test_memu_retrieve_prints_the_same_json_warm_and_in_process(
-    home: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_memu_retrieve_prints_the_same_json_warm_and_in_process(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memu_core._cli.main import fast
     from memu_core._cli.memory_cmds import run_retrieve
 
-    args = ["tea", "--top-k", "3", "--track", "memory", "--user-id", "default"]
-    parsed = fastpath.parse_memu_retrieve(args)
-    assert parsed is not None
+    args = ["retrieve", "tea", "--top-k", "3", "--track", "memory", "--user-id", "default"]
     run_retrieve("tea", top_k=3, tracks=["memory"], where={"user_id": "default"})
     cold = capsys.readouterr().out
     proc = start_server()
-    assert fastpath.memu_retrieve(args) == 0
+    before = client.status()["requests"]  # type: ignore[index]
+    action = fast(args)
+    assert action is not None
+    action()
     assert capsys.readouterr().out == cold
+    assert client.status()["requests"] == before + 2  # type: ignore[index]  # answered warm (+ this status)
     client.stop()
     proc.wait(30)
 
@@ -101,24 +102,30 @@ def test_commits_are_visible_to_the_next_warm_retrieve(home: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["tea"], {"query": "tea", "where": None, "top_k": None, "tracks": None}),
+        (["tea"], {"query": "tea", "user_id": None, "agent_id": None, "top_k": None, "track": None}),
         (
             ["tea", "--top-k=2", "--track", "skill", "--track", "memory", "--agent-id", "a"],
-            {"query": "tea", "where": {"agent_id": "a"}, "top_k": 2, "tracks": ["skill", "memory"]},
+            {"query": "tea", "user_id": None, "agent_id": "a", "top_k": 2, "track": ["skill", "memory"]},
         ),
         (["--help"], None),
         (["tea", "--top-k"], None),
         (["tea", "--top-k", "x"], None),
         (["tea", "more"], None),
         (["tea", "--unknown"], None),
-        (["  "], None),
+        (["tea", "--user-id", "u", "--user-id", "v"], None),
+        ([], None),
     ],
 )
 def test_memu_retrieve_argument_parsing(args: list[str], expected: dict[str, object] | None) -> None:
-    assert fastpath.parse_memu_retrieve(args) == expected
+    from memu_core._cli import flags
+
+    assert flags.RETRIEVE.parse(args) == expected
 
 
 def test_host_fast_path_declines_anything_but_one_query() -> None:
-    assert fastpath.host_retrieve(object(), []) is None
-    assert fastpath.host_retrieve(object(), ["--help"]) is None
-    assert fastpath.host_retrieve(object(), ["a", "b"]) is None
+    from memu_core._cli import flags
+
+    assert flags.HOST_RETRIEVE.parse([]) is None
+    assert flags.HOST_RETRIEVE.parse(["--help"]) is None
+    assert flags.HOST_RETRIEVE.parse(["a", "b"]) is None
+    assert flags.HOST_RETRIEVE.parse(["a"]) == {"query": "a"}

@@ -22,10 +22,12 @@ from memu_core._bridge.lock import host_lock
 from memu_core._bridge.mine import Mined
 from memu_core._hostkit.layout import Layout
 from memu_core._hostkit.spec import HostSpec
+from memu_core._log import get_logger
 from memu_core.errors import UsageError
 from memu_core.interfaces import AgenticMemoryBackend, TranscriptSource
 
 DEFAULT_MAX_JOBS = 10
+log = get_logger("memu.bridge")
 
 
 @dataclass(slots=True)
@@ -112,6 +114,7 @@ def prepare(
             # Mirror before touching this run's files: if the store is unreachable, the previous
             # run's jobs, slices and staged cursor are all still as they were.
             _, report.kept_edits = sync.sync(layout, backend())
+            log.debug("mirror synced", base=str(layout.base), kept_edits=report.kept_edits)
             layout.cursor_pending.unlink(missing_ok=True)
             _place_slices(layout, stage, found.picked)
         finally:
@@ -124,6 +127,7 @@ def prepare(
         report.remaining = found.remaining
         report.corrupt = found.corrupt
         report.unreadable = found.unreadable
+    log.debug("prepare staged", host=spec.id, sessions=report.sessions, jobs=report.jobs, jobs_dir=str(layout.jobs))
     return report
 
 
@@ -145,6 +149,9 @@ def commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: st
             baseline = {}
         change = snapshot.diff(layout.base, baseline)  # raises before anything is written
         described = resources.read_described(layout.resources)
+        log.debug(
+            "mirror diffed", changed=len(change.changed), forgotten=len(change.forgotten), resources=len(described)
+        )
         if change.changed or described or change.forgotten:
             be = backend()
             if change.changed or described:
@@ -166,6 +173,14 @@ def commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: st
         layout.resource_log.unlink(missing_ok=True)
         layout.resources.unlink(missing_ok=True)
         layout.run_marker.unlink(missing_ok=True)
+    log.debug(
+        "commit stored",
+        host=host,
+        files=len(report.files),
+        resources=report.resources,
+        forgotten=len(report.forgotten),
+        cursor_promoted=report.promoted,
+    )
     return report
 
 

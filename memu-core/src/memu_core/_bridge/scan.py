@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from memu_core._bridge.mine import Mined, mine_batch
+from memu_core._log import get_logger
 from memu_core.interfaces import TranscriptSource
 from memu_core.types import SessionFile
+
+log = get_logger("memu.bridge")
 
 
 @dataclass(slots=True)
@@ -47,9 +50,7 @@ def _unchanged(entry: Any, session: SessionFile) -> bool:
     return entry.get("offset") == session.size and isinstance(entry.get("lines"), int)
 
 
-def scan(
-    source: TranscriptSource, cursor: dict[str, Any], skip: set[str], max_jobs: int, stage: Path
-) -> ScanResult:
+def scan(source: TranscriptSource, cursor: dict[str, Any], skip: set[str], max_jobs: int, stage: Path) -> ScanResult:
     """Pick up to ``max_jobs`` sessions with new records, stage their slices and cursors.
 
     Half the slots (rounded down) go to the newest changed sessions, the rest to the oldest; a
@@ -59,7 +60,9 @@ def scan(
     """
     result = ScanResult(cursor=dict(cursor))
     candidates: list[tuple[str, SessionFile]] = []
+    seen = 0
     for session in source.discover():
+        seen += 1
         if skip and source.session_id(session.path) in skip:
             result.skipped_self += 1
             continue
@@ -86,6 +89,15 @@ def scan(
                 result.picked.append(mined)
                 result.redacted += mined.redacted
     result.remaining = len(order) - done
+    log.debug(
+        "sessions scanned",
+        sessions=seen,
+        changed=len(candidates),
+        skipped_self=result.skipped_self,
+        picked=len(result.picked),
+        remaining=result.remaining,
+        unreadable=result.unreadable,
+    )
     # Emit oldest first so job numbers follow the order things happened in.
     result.picked.sort(key=lambda m: m.session.mtime_ns)
     return result

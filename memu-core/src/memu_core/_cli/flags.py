@@ -193,3 +193,6 @@ HOST_PREPARE = Command(
     (BASE_DIR, SESSION_DIR, MAX_JOBS),
 )
 HOST_COMMIT = Command("commit", "Store what the agent changed in the mirror and advance the cursor.", (BASE_DIR,))
+HOST_VERIFY = Command(
+    "verify-resources", "Keep the touched files that exist and write them to resources.md for describing.", (BASE_DIR,)
+)

@@ -3,16 +3,16 @@
 Every ``memu-<host>`` gets the same verbs, flags and output as memU's: ``retrieve``,
 ``install-instruction`` (``--remove``), ``remove-instruction``, ``prepare``, ``commit``,
 ``verify-resources``, ``doctor``, ``docs``, ``init`` and ``config``, plus the host's extras.
-typer is imported when the app is built, and each command imports what it needs when it runs,
-so ``retrieve`` never pays for the rest.
+It runs in the shared CLI shell (:mod:`memu_core._cli.shell`); the per-turn verbs' plain forms
+take the fast path in :mod:`memu_core._cli.host.commands` and never import typer. typer is
+imported when the app is built, and each command imports what it needs when it runs.
 """
 
 # No ``from __future__ import annotations``: typer reads the (locally imported) annotations
 # at definition time.
 
-import contextlib
-import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -26,41 +26,45 @@ def _say(text: str = "") -> None:
     sys.stdout.write(text + "\n")
 
 
-def _warn(text: str) -> None:
-    sys.stderr.write(text + "\n")
-
-
-def _layout(spec: HostSpec, base_dir: str | None) -> Any:
-    from memu_core._hostkit.layout import Layout
-
-    return Layout.at(base_dir or spec.default_base(), spec.id)
-
-
 def _expand(path: str) -> Path:
     return Path(path).expanduser()
 
 
 def build_host_app(spec: HostSpec) -> "typer.Typer":
-    """The typer app of ``spec``'s binary."""
+    """The typer app of ``spec``'s binary: the shared verbs, ``init``/``config``, the host's extras."""
+    from memu_core._cli.apps import new_app
+
+    app = new_app(
+        spec.binary,
+        f"memu for {spec.display}: retrieve memory, bridge sessions into it, manage the instruction.",
+        distribution=distribution_of(spec),
+    )
+    add_host_verbs(spec, app)
+    try:
+        from memu_core._config.commands import build_config_commands
+    except ImportError:
+        pass  # settings not installed yet: the other verbs still work
+    else:
+        build_config_commands(app, spec.binary)
+    if spec.extra_commands is not None:
+        spec.extra_commands(app, spec)
+    return app
+
+
+def distribution_of(spec: HostSpec) -> str:
+    """The name ``--version`` looks the host's distribution up by (its top-level package)."""
+    return spec.package.split(".")[0]
+
+
+def add_host_verbs(spec: HostSpec, app: "typer.Typer") -> None:
+    """Add the verbs every host binary shares to ``app``; the per-turn ones come from the flag table."""
     import typer
 
-    app = typer.Typer(
-        name=spec.binary,
-        help=f"memu for {spec.display}: retrieve memory, bridge sessions into it, manage the instruction.",
-        add_completion=False,
-        no_args_is_help=True,
-        pretty_exceptions_enable=False,
-    )
-    BaseDir = Annotated[
-        str | None, typer.Option("--base-dir", help=f"Working tree (default ~/.memu/hosts/{spec.id}).")
-    ]
+    from memu_core._cli import flags
+    from memu_core._cli.host import commands
 
-    @app.command()
-    def retrieve(
-        query: Annotated[str, typer.Argument(help="What to recall (the user's request or keywords).")],
-    ) -> None:
-        """Recall memory, skills and resources for QUERY as JSON (no LLM; writes nothing)."""
-        retrieve_in_process(spec, query)
+    context = {"host_id": spec.id, "session_dir": spec.session_dir or "required"}
+    flags.typer_command(app, flags.HOST_RETRIEVE, partial(commands.run_retrieve, spec), context=context)
 
     @app.command("install-instruction")
     def install_instruction(
@@ -70,9 +74,7 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
         ] = spec.skills_dir,
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the diff, write nothing.")] = False,
         print_only: Annotated[bool, typer.Option("--print", help="Print what would be installed.")] = False,
-        remove: Annotated[
-            bool, typer.Option("--remove", help="Remove the block and the skill instead.")
-        ] = False,
+        remove: Annotated[bool, typer.Option("--remove", help="Remove the block and the skill instead.")] = False,
     ) -> None:
         """Install (or with --remove, remove) the retrieve-before-answering instruction."""
         from memu_core._bridge import instruction
@@ -85,11 +87,7 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
             if skills is not None:
                 _say(f"# {skills / instruction.SKILL_NAME / 'SKILL.md'}\n")
                 _say(instruction.skill_text(spec.binary))
-            _say(
-                instruction.block(
-                    spec.binary, instruction.instruction_text(spec.binary, skill=skills is not None)
-                )
-            )
+            _say(instruction.block(spec.binary, instruction.instruction_text(spec.binary, skill=skills is not None)))
             return
         for change in instruction.install(_expand(path), spec.binary, skills, dry_run=dry_run):
             if not change.diff:
@@ -113,35 +111,9 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
         skills = _expand(skills_dir) if skills_dir else None
         _report_removal(instruction.remove(_expand(path), spec.binary, skills, dry_run=dry_run), path)
 
-    @app.command()
-    def prepare(
-        base_dir: BaseDir = None,
-        session_dir: Annotated[
-            str,
-            typer.Option("--session-dir", help=f"Session logs (default {spec.session_dir or 'required'})."),
-        ] = "",
-        max_jobs: Annotated[int, typer.Option("--max-jobs", help="Sessions to mine this run.")] = 10,
-    ) -> None:
-        """Mine new session turns into job files for the agent (cursor staged until commit)."""
-        from memu_core._cli.host.commands import run_prepare
-
-        run_prepare(spec, base_dir, session_dir, max_jobs)
-
-    @app.command()
-    def commit(base_dir: BaseDir = None) -> None:
-        """Store what the agent changed in the mirror and advance the cursor."""
-        from memu_core._cli.host.commands import run_commit
-
-        run_commit(spec, base_dir)
-
-    @app.command("verify-resources")
-    def verify_resources(base_dir: BaseDir = None) -> None:
-        """Keep the touched files that exist and write them to resources.md for describing."""
-        from memu_core._bridge import pipeline
-
-        layout = _layout(spec, base_dir)
-        count = pipeline.verify_resources(layout, spec.id)
-        _say(f"{count} resource(s) written to {layout.resources}")
+    flags.typer_command(app, flags.HOST_PREPARE, partial(commands.run_prepare, spec), context=context)
+    flags.typer_command(app, flags.HOST_COMMIT, partial(commands.run_commit, spec), context=context)
+    flags.typer_command(app, flags.HOST_VERIFY, partial(commands.run_verify_resources, spec), context=context)
 
     @app.command()
     def doctor() -> None:
@@ -160,16 +132,6 @@ def build_host_app(spec: HostSpec) -> "typer.Typer":
 
         sys.stdout.write(guides.load(spec, topic))
 
-    try:
-        from memu_core._config.commands import build_config_commands
-    except ImportError:
-        pass  # settings not installed yet: the other verbs still work
-    else:
-        build_config_commands(app, spec.binary)
-    if spec.extra_commands is not None:
-        spec.extra_commands(app, spec)
-    return app
-
 
 def _report_removal(changes: list[Any], path: str) -> None:
     reported = [c for c in changes if c.diff]
@@ -179,91 +141,12 @@ def _report_removal(changes: list[Any], path: str) -> None:
         _say(f"{path}: no managed block to remove")
 
 
-def _guarded(call: Any) -> int:
-    """Run ``call`` with the CLI's error contract (one line on stderr, the error's exit code)."""
-    from memu_core.errors import MemuError
-
-    try:
-        call()
-    except MemuError as exc:
-        if os.environ.get("MEMU_DEBUG") == "1":
-            raise
-        _warn(f"error: {exc}")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:
-        if os.environ.get("MEMU_DEBUG") == "1":
-            raise
-        _warn(f"error: {exc} (set MEMU_DEBUG=1 for a traceback)")
-        return 1
-    return 0
-
-
-def retrieve_in_process(spec: HostSpec, query: str) -> None:
-    """``retrieve`` answered by the engine in this process (no warm server)."""
-    from memu_core._bridge.backend import open_backend
-    from memu_core._retrieve_output import locate_in_mirror, render, shape_for_agent
-    from memu_core.errors import UsageError
-
-    if not query.strip():
-        raise UsageError("the query is empty; pass the user's request or a few keywords in quotes")
-    result = open_backend().progressive_retrieve(query)
-    _say(render(shape_for_agent(result, locate_in_mirror(spec.default_base()))))
-
-
 def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
-    """Run ``spec``'s CLI and return its exit code (handled errors become one line on stderr)."""
-    if (sys.argv[1:] if argv is None else argv)[:1] == ["retrieve"]:  # per-turn: warm server first, no click
-        from memu_core._serve.fastpath import host_retrieve
+    """Run ``spec``'s binary in the CLI shell and return its exit code."""
+    from memu_core._cli.host.commands import fast
+    from memu_core._cli.shell import Binary, run
 
-        rest = (sys.argv[1:] if argv is None else argv)[1:]
-        if (code := host_retrieve(spec, rest)) is not None:
-            return code
-        if len(rest) == 1 and not rest[0].startswith("-") and rest[0].strip():
-            # No warm answer: the engine in process, still without typer (it imports pydantic).
-            return _guarded(lambda: retrieve_in_process(spec, rest[0]))
-    args_now = sys.argv[1:] if argv is None else argv
-    from memu_core._cli.host.commands import fast_command
-
-    fast = fast_command(spec, args_now)
-    if fast is not None:
-        # The bridging verbs' plain forms skip typer: its parameter machinery imports pydantic,
-        # which alone costs more than a steady-state prepare.
-        return _guarded(fast)
-    import typer
-
-    from memu_core.errors import MemuError
-
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(OSError, ValueError):
-                reconfigure(encoding="utf-8", errors="replace")
-    debug = os.environ.get("MEMU_DEBUG") == "1"
-    try:
-        result = build_host_app(spec)(args_now, prog_name=spec.binary, standalone_mode=False)
-    except MemuError as exc:
-        if debug:
-            raise
-        _warn(f"error: {exc}")
-        return exc.exit_code
-    except typer.Exit as exc:
-        return int(exc.exit_code)
-    except typer.Abort:
-        return 130
-    except typer.TyperException as exc:  # usage errors: typer vendors its own click
-        show = getattr(exc, "show", None)
-        if callable(show):
-            show()
-        else:
-            _warn(f"error: {exc}")
-        return int(getattr(exc, "exit_code", 2))
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:
-        if debug:
-            raise
-        _warn(f"error: {exc} (set MEMU_DEBUG=1 for a traceback)")
-        return 1
-    return result if isinstance(result, int) else 0
+    binary = Binary(
+        spec.binary, lambda _args: build_host_app(spec), distribution=distribution_of(spec), fast=partial(fast, spec)
+    )
+    return run(binary, argv)

@@ -1,8 +1,9 @@
-"""The bodies of ``prepare`` and ``commit``, shared by the typer CLI and its fast path.
+"""The bodies of a host binary's per-turn verbs, shared by the typer CLI and its fast path.
 
-A scheduled run calls these two verbs in their plain forms; :func:`fast_command` recognises
-exactly those forms (``--base-dir``, ``--session-dir``, ``--max-jobs``, as ``--x v`` or
-``--x=v``) and anything else (``--help``, a typo) goes to typer, which owns the messages.
+``retrieve`` runs every turn and ``prepare``/``commit`` on every scheduled run, each as a fresh
+process. :func:`fast` recognises their plain forms from the flag table (:mod:`memu_core._cli.flags`)
+and runs them without typer, whose parameter machinery imports pydantic; anything else
+(``--help``, a typo) goes to the typer command built from the same table, which owns the messages.
 """
 
 from __future__ import annotations
@@ -10,13 +11,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from memu_core._hostkit.spec import HostSpec
-
-_FLAGS = {
-    "prepare": {"--base-dir": "base_dir", "--session-dir": "session_dir", "--max-jobs": "max_jobs"},
-    "commit": {"--base-dir": "base_dir"},
-}
 
 
 def _say(text: str) -> None:
@@ -86,27 +83,43 @@ def run_commit(spec: HostSpec, base_dir: str | None) -> None:
         _say(f"  - forgot {track}/{name}")
 
 
-def fast_command(spec: HostSpec, args: Sequence[str]) -> Callable[[], None] | None:
-    """A ready-to-run ``prepare``/``commit`` for plain argument lists, else ``None``."""
-    if not args or args[0] not in _FLAGS:
+def run_verify_resources(spec: HostSpec, base_dir: str | None) -> None:
+    """``verify-resources``: keep the touched files that exist, write them to resources.md."""
+    from memu_core._bridge import pipeline
+
+    layout = _layout(spec, base_dir)
+    count = pipeline.verify_resources(layout, spec.id)
+    _say(f"{count} resource(s) written to {layout.resources}")
+
+
+def run_retrieve(spec: HostSpec, query: str) -> None:
+    """``retrieve``: the warm server's answer when one is up, else the engine in this process."""
+    from memu_core.errors import UsageError
+
+    if not query.strip():
+        raise UsageError("the query is empty; pass the user's request or a few keywords in quotes")
+    from memu_core._serve.fastpath import host_retrieve
+
+    if host_retrieve(spec, query):
+        return
+    from memu_core._bridge.backend import open_backend
+    from memu_core._retrieve_output import locate_in_mirror, render, shape_for_agent
+
+    result = open_backend().progressive_retrieve(query)
+    _say(render(shape_for_agent(result, locate_in_mirror(spec.default_base()))))
+
+
+_BODIES: dict[str, Callable[..., None]] = {"retrieve": run_retrieve, "prepare": run_prepare, "commit": run_commit}
+
+
+def fast(spec: HostSpec, args: Sequence[str]) -> Callable[[], Any] | None:
+    """A ready-to-run ``retrieve``/``prepare``/``commit`` for a plain argument list, else ``None``."""
+    from memu_core._cli import flags
+
+    table = {"retrieve": flags.HOST_RETRIEVE, "prepare": flags.HOST_PREPARE, "commit": flags.HOST_COMMIT}
+    command = table.get(args[0]) if args else None
+    values = command.parse(args[1:]) if command is not None else None
+    if command is None or values is None:
         return None
-    verb, flags = args[0], _FLAGS[args[0]]
-    values: dict[str, str] = {}
-    rest = list(args[1:])
-    while rest:
-        flag, eq, inline = rest.pop(0).partition("=")
-        if flag not in flags or flags[flag] in values:
-            return None
-        if not eq:
-            if not rest:
-                return None
-            inline = rest.pop(0)
-        values[flags[flag]] = inline
-    if verb == "commit":
-        return lambda: run_commit(spec, values.get("base_dir") or None)
-    raw_jobs = values.get("max_jobs", "10")
-    if not raw_jobs.strip().isdigit():
-        return None  # typer explains the bad value
-    return lambda: run_prepare(
-        spec, values.get("base_dir") or None, values.get("session_dir", ""), int(raw_jobs)
-    )
+    body = _BODIES[command.name]
+    return lambda: body(spec, **values)
