@@ -17,15 +17,26 @@ when the command line names none of these: a built-in never waits for third-part
 
 
 def build_app(*, with_plugins: bool = True) -> typer.Typer:
-    """The ``memu`` command with every built-in verb, plus commands plugins add."""
-    from memu_core._cli import flags, memory_cmds
-    from memu_core._cli.apps import new_app, sub_app
+    """The ``memu`` command. Every command comes through ``memu_register_commands``: memu-core's
+    own plugin adds the built-ins (:func:`add_builtin_commands`), other plugins theirs, and only
+    ``with_plugins`` loads those other plugins."""
+    from memu_core._cli.apps import new_app
+    from memu_core._plugins.manager import get_plugins
 
     app = new_app(
         "memu",
         "memu: local-first memory for coding agents. Store Markdown memory and skills, retrieve them per turn.",
         epilog="Plugins may add commands; `memu plugins` lists what is installed.",
     )
+    get_plugins().add_commands(app, third_party=with_plugins)
+    return app
+
+
+def add_builtin_commands(app: typer.Typer) -> None:
+    """memu-core's commands, added through ``memu_register_commands`` like a plugin's."""
+    from memu_core._cli import flags, memory_cmds
+    from memu_core._cli.apps import sub_app
+
     flags.typer_command(app, flags.COMMIT, memory_cmds.commit)
     flags.typer_command(app, flags.RETRIEVE, memory_cmds.retrieve)
     flags.typer_command(app, flags.RETRIEVE, memory_cmds.retrieve, name="search", help="Alias of retrieve.")
@@ -83,9 +94,3 @@ def build_app(*, with_plugins: bool = True) -> typer.Typer:
 
     register_serve(app)
     register_mcp(app)
-
-    if with_plugins:
-        from memu_core._plugins.manager import get_plugins
-
-        get_plugins().add_commands(app)
-    return app
