@@ -22,6 +22,7 @@ REQUIRED = [
     "litellm",
     "fastapi",
     "uvicorn",
+    "importlinter",
     "memu_embed_local",
     "memu_embed_litellm",
     "memu_backend_postgres",

@@ -261,6 +261,6 @@ class CloudBackend(AgenticMemoryBackend):
 
 
 def _user_agent() -> str:
-    from memu_core._version import version
+    import memu_core
 
-    return f"memu-cli/{version()}"
+    return f"memu-cli/{memu_core.__version__}"
