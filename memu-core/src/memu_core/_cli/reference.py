@@ -9,6 +9,23 @@ from __future__ import annotations
 import contextlib
 import io
 
+SHELL = """\
+## Every memu binary
+
+`memu`, each `memu-<host>` and `memu-server` run in one command shell and behave alike:
+
+- The result goes to stdout, as UTF-8 whatever the console's encoding (JSON where a program
+  reads it). Logs and errors go to stderr.
+- A failure is one line, `error: <what was wrong and how to fix it>`, and an exit code: `2` for
+  a usage or configuration mistake, `3` when another run holds the lock this command needs, `1`
+  for anything else (an unexpected failure says `internal error` and how to see more).
+- `-v`/`--verbose`, anywhere before `--`, or `MEMU_DEBUG=1` in the environment add debug logs
+  (`key=value` events: store opened, embedder chosen, sessions scanned, files written) and the
+  traceback of a failure.
+- `--version` prints the binary's version (and memu-core's, for binaries from other
+  distributions); `--install-completion` and `--show-completion` set up shell completion.
+"""
+
 
 def _help(args: list[str]) -> str:
     from memu_core._cli.app import build_app
@@ -37,6 +54,8 @@ def render() -> str:
         "",
         "Generated from `--help` by `python -m memu_core._cli.reference` (built-in commands only;",
         "plugins may add more). A test keeps it in step with the code.",
+        "",
+        *SHELL.splitlines(),
         "",
     ]
     queue: list[list[str]] = [[]]
