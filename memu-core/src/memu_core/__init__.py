@@ -1,9 +1,11 @@
 """memu core: a local-first memory sidecar for coding agents.
 
-The public surface is small on purpose: ``hookimpl`` and ``hookspec`` for plugin authors, the
-interfaces in :mod:`memu_core.interfaces`, the data types in :mod:`memu_core.types` and the
-error family in :mod:`memu_core.errors`. Everything in a module whose name starts with ``_``
-is private.
+The public surface is small on purpose: ``hookimpl`` and ``hookspec`` here, and the modules
+:mod:`~memu_core.hookspecs`, :mod:`~memu_core.interfaces`, :mod:`~memu_core.types`,
+:mod:`~memu_core.errors`, :mod:`~memu_core.settings`, :mod:`~memu_core.text`,
+:mod:`~memu_core.v4`, :mod:`~memu_core.host` (the host SDK), :mod:`~memu_core.cli` and
+:mod:`~memu_core.testing`. Everything in a module whose name starts with ``_`` is private; plugin
+distributions never import it (docs/adr/0008-module-map.md, checked by import-linter).
 """
 
 from __future__ import annotations
