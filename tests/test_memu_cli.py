@@ -184,7 +184,8 @@ def test_a_plugin_command_is_dispatched_and_help_stays_light(env: dict[str, str]
     plugin_env = {**env, "PYTHONPATH": str(site)}
     out = memu(plugin_env, "hello")
     assert out.returncode == 0 and out.stdout.strip() == "hello from a plugin", out.stderr
-    assert memu(plugin_env, "plugins").stdout.count("memu_register_commands") == 1
+    listed = memu(plugin_env, "plugins").stdout
+    assert "memu-hello  (memu-hello 1.0, entry point)\n    hooks: memu_register_commands\n" in listed
     code = (
         "import sys\nfrom memu_core._cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print('PLUGIN', 'memu_hello' in sys.modules)"

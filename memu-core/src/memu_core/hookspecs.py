@@ -1,20 +1,31 @@
 """The ``memu_*`` hook specifications.
 
-Registration hooks fire once, when memu first needs the kind of thing they register (a store,
-an embedder…), after every plugin has loaded. They return *classes* (or data-only specs) and
-must do no I/O and import nothing heavy: instances are built later from validated settings.
-Each hook may be implemented by any number of plugins; the results are merged into a keyed
-registry, and a name registered twice is an error naming both distributions. Behaviour never
-depends on the order plugins were called in.
+Implement a hook with ``@memu_core.hookimpl`` in the module your ``memu`` entry point names;
+an implementation may take fewer arguments than the spec (pluggy passes only those it names).
+
+Registration hooks (``memu_register_<kind>s``) return *classes* (or data-only host specs). They
+must do no I/O and import nothing heavy: memu builds instances later, from validated settings.
+Any number of plugins may implement one; the answers merge into a keyed registry, and a name
+registered twice is an error naming both distributions. memu-core's own plugin registers its
+built-ins through the same hooks, and is asked first: a third-party entry point loads only when
+no built-in has what a command looks for, or when the command needs every plugin. Behaviour
+never depends on the order plugins answer in.
+
+Command hooks (``memu_register_commands``, ``memu_register_host_commands``) add commands to a
+``typer.Typer``; each plugin is called on its own, so one that raises is reported in
+``memu plugins`` and the others still add theirs.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memu_core import hookspec
 
 if TYPE_CHECKING:
+    import typer
+
+    from memu_core._hostkit.spec import HostSpec
     from memu_core.interfaces import (
         AgenticMemoryBackend,
         Embedder,
@@ -26,69 +37,114 @@ if TYPE_CHECKING:
 
 @hookspec
 def memu_register_stores() -> list[type[MemoryStore]]:
-    """Return :class:`~memu_core.interfaces.MemoryStore` classes, each with a unique ``name``.
+    """Register :class:`~memu_core.interfaces.MemoryStore` classes.
 
-    Fires the first time memu opens a local store. ``MEMU_DB`` chooses among them by URL scheme
-    (``MemoryStore.url_schemes``); a bare path selects ``sqlite``.
+    Fires when a command first opens the local store (``retrieve``, ``commit``, ``prepare``…):
+    memu-core's stores (``sqlite``, ``memory``) are asked first, and the other plugins only when
+    none of them claims ``MEMU_DB``'s URL, or when every store is listed (``memu plugins``).
+
+    Returns the classes, each with a unique ``name`` and the ``url_schemes`` it claims
+    (``postgresql://``…); a bare path selects ``sqlite``.
     """
     raise NotImplementedError
 
 
 @hookspec
 def memu_register_embedders() -> list[type[Embedder]]:
-    """Return :class:`~memu_core.interfaces.Embedder` classes, each with a unique ``name``.
+    """Register :class:`~memu_core.interfaces.Embedder` classes.
 
-    Fires the first time memu needs vectors. ``MEMU_EMBED_PROVIDER`` chooses by ``name``.
+    Fires when memu first chooses the embedder: a ``commit`` or ``retrieve`` whose
+    ``MEMU_EMBED_PROVIDER`` is not lexical-only (``none``), ``memu reindex`` and ``doctor``.
+
+    Returns the classes, each with a unique ``name``; ``MEMU_EMBED_PROVIDER`` selects by it.
     """
     raise NotImplementedError
 
 
 @hookspec
 def memu_register_backends() -> list[type[AgenticMemoryBackend]]:
-    """Return :class:`~memu_core.interfaces.AgenticMemoryBackend` classes (``local``, ``cloud``…).
+    """Register :class:`~memu_core.interfaces.AgenticMemoryBackend` classes (``local``, ``cloud``…).
 
-    Fires when a command first needs a backend. ``MEMU_MEMORY_MODE`` chooses by ``name``.
+    Fires when a command first needs a backend (``retrieve``, ``commit``, ``prepare``,
+    ``list-files``…); the built-in ``local`` backend answers without loading other plugins.
+
+    Returns the classes, each with a unique ``name``; ``MEMU_MEMORY_MODE`` selects by it.
     """
     raise NotImplementedError
 
 
 @hookspec
-def memu_register_hosts() -> list[Any]:
-    """Return host specs (:class:`memu_core.hosting.HostSpec`), each with a unique ``id``.
+def memu_register_hosts() -> list[HostSpec]:
+    """Register hosts as :class:`~memu_core.host.HostSpec` data (no I/O, nothing heavy).
 
-    Fires when a host binary starts or ``memu plugins`` lists what is installed. A spec is data
-    only; it names its ``TranscriptSource`` class.
+    Fires when a host binary starts: it passes its host id to :func:`memu_core.host.run_host`,
+    which looks the spec up here (the binary's own plugin answers; the others load only if it
+    does not), and when ``memu plugins`` lists the installed hosts. The spec names the host's
+    ``TranscriptSource``, which the bridging pipeline builds from it.
+
+    Returns the specs, each with a unique ``id``.
     """
     raise NotImplementedError
 
 
 @hookspec
 def memu_register_event_sinks() -> list[type[EventSink]]:
-    """Return :class:`~memu_core.interfaces.EventSink` classes, each with a unique ``name``.
+    """Register :class:`~memu_core.interfaces.EventSink` classes.
 
-    Fires on the first event of a process. Every registered sink receives every event; one sink
-    raising never stops the others.
+    Fires on a process's first event. Events are emitted after each step of the pipeline:
+    ``init``, a host's ``docs``, ``prepare``, ``commit`` and ``retrieve``, and ``memu commit``
+    and ``memu retrieve``. So that the per-turn ``retrieve`` never imports every plugin to find
+    out whether one listens, memu asks only plugins that declare this hook: an entry point of
+    the same name in the group ``memu.event_sinks`` (built-in and in-process plugins need not).
+
+    Returns the classes, each with a unique ``name`` and a constructor taking no argument.
+    memu builds each once per process and gives every instance every event
+    (:class:`memu_core.types.Event`); a sink that raises is skipped, the others still receive it.
     """
     raise NotImplementedError
 
 
 @hookspec
 def memu_register_template_resolvers() -> list[type[TemplateResolver]]:
-    """Return :class:`~memu_core.interfaces.TemplateResolver` classes, each with a unique ``name``.
+    """Register :class:`~memu_core.interfaces.TemplateResolver` classes.
 
-    Fires the first time a job template, the retrieval skill or a guide is rendered. Resolvers
-    are asked in order of their ``priority`` attribute (lower first, default 100); the built-in
-    resolver (embedded texts) answers last.
+    Fires the first time a process needs a job template or the retrieval text: a host's
+    ``prepare`` (job files, and the refreshed retrieval procedure), ``install-instruction`` and
+    ``init``. Every plugin is loaded for it.
+
+    Returns the classes, each with a unique ``name``, a ``priority`` (lower is asked first;
+    default 100) and a constructor taking no argument. The first valid answer wins. memu-core
+    registers ``remote`` (``MEMU_TEMPLATE_BASE_URL`` and its last-good cache, priority 500)
+    and ``embedded`` (the texts shipped in memu-core, priority 1000), which always answers.
     """
     raise NotImplementedError
 
 
 @hookspec
-def memu_register_commands(app: Any) -> None:
-    """Add commands to the ``memu`` CLI. ``app`` is its ``typer.Typer``.
+def memu_register_commands(app: typer.Typer) -> None:
+    """Add commands to the ``memu`` CLI.
 
-    Fires only when the command line names a command that is not built in, so neither
-    ``memu --help`` nor a built-in command imports third-party code. A plugin failing here is
-    reported in ``memu plugins``, never fatal.
+    ``app`` is the ``memu`` ``typer.Typer``. Fires each time the ``memu`` app is built: for
+    memu-core's own plugin, which adds the built-in commands this way, and for every other
+    plugin only when the command line names a command that is not built in (so neither
+    ``memu --help`` nor a built-in command imports third-party code; ``memu plugins`` lists what
+    plugins add). Built-ins are added first (``tryfirst``).
+
+    Returns nothing.
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def memu_register_host_commands(spec: HostSpec, app: typer.Typer) -> None:
+    """Add commands to a host binary (``memu-<host>``).
+
+    ``spec`` is the host being run and ``app`` its ``typer.Typer``. Fires each time a host
+    binary builds its CLI (every verb but the per-turn ``retrieve`` and the plain ``prepare``
+    and ``commit``): memu-core adds the shared verbs, the host's own plugin its extras (check
+    ``spec.id``: ``detect``, ``cowork``, ``register-cron-job``…), other plugins only when the
+    command line names a verb neither of those two adds.
+
+    Returns nothing.
     """
     raise NotImplementedError

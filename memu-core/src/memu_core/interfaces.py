@@ -16,6 +16,7 @@ from memu_core._jsonl import cheap_timestamp, jsonl_files, parse_object, relativ
 from memu_core.errors import TranscriptReadError
 from memu_core.types import (
     ChangeSet,
+    Event,
     Fingerprint,
     Hit,
     RecallFile,
@@ -237,19 +238,30 @@ class AgenticMemoryBackend(ABC):
 
 
 class EventSink(ABC):
-    """Receives lifecycle events (``commit``, ``retrieve``, ``prepare``…). Must never raise."""
+    """Receives lifecycle events (``init``, ``prepare``, ``commit``, ``retrieve``…).
+
+    Registered through ``memu_register_event_sinks``; memu builds one instance per process with
+    no argument and calls :meth:`emit` after each step. A sink that raises is skipped.
+    """
 
     name: ClassVar[str]
 
     @abstractmethod
-    def emit(self, event: str, properties: Mapping[str, Any]) -> None:
-        """Record one event. Called synchronously; keep it cheap (spool, do not send)."""
+    def emit(self, event: Event) -> None:
+        """Record one event. Called synchronously on the command's path; keep it cheap (spool,
+        do not send) and never raise."""
 
 
 class TemplateResolver(ABC):
-    """Finds job templates, the retrieval skill and the host guides by name."""
+    """Finds a job template or the retrieval text by name (``memory-job``, ``retrieval-body``…).
+
+    Registered through ``memu_register_template_resolvers``; built with no argument. Resolvers
+    are asked by ascending ``priority`` until one gives a valid text.
+    """
 
     name: ClassVar[str]
+    priority: ClassVar[int] = 100
+    """Lower is asked first; memu-core's ``embedded`` resolver (1000) always answers."""
 
     @abstractmethod
     def resolve(self, name: str) -> str | None:

@@ -2,15 +2,18 @@
 
 This is where ``MEMU_DB``, ``MEMU_EMBED_PROVIDER`` and ``MEMU_MEMORY_MODE`` turn into objects.
 Hosts, the CLI and the server all go through it, so they always agree on one store and one
-embedding space.
+embedding space. Every lookup asks memu-core's built-ins first: the per-turn ``retrieve`` on the
+default SQLite store, lexical or with a configured built-in, imports no plugin module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memu_core._plugins.manager import get_plugins
+from memu_core._plugins.registry import BACKENDS, EMBEDDERS, STORES
 from memu_core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -18,6 +21,7 @@ if TYPE_CHECKING:
     from memu_core.settings import Settings
 
 _BACKEND_HINTS = {"cloud": "pip install memu-backend-cloud"}
+_MEMORY_URLS = (":memory:", "inmemory", "memory://")
 
 
 def _settings(settings: Settings | None) -> Settings:
@@ -28,26 +32,34 @@ def _settings(settings: Settings | None) -> Settings:
     return load_settings()
 
 
+def _claims(url: str) -> Callable[[type[MemoryStore]], bool]:
+    def claims(cls: type[MemoryStore]) -> bool:
+        return any(url.startswith(scheme) for scheme in getattr(cls, "url_schemes", ()))
+
+    return claims
+
+
 def store_class_for(url: str) -> type[MemoryStore]:
     """The registered store class that claims ``url`` (a bare path means ``sqlite``)."""
-    stores = get_plugins().stores()
+    plugins = get_plugins()
     lowered = url.strip().lower()
-    if lowered in (":memory:", "inmemory", "memory://"):
-        return stores.require("memory")  # type: ignore[no-any-return]
-    for name in stores:
-        cls = stores[name]
-        if any(lowered.startswith(scheme) for scheme in getattr(cls, "url_schemes", ())):
-            return cls  # type: ignore[no-any-return]
+    if lowered in _MEMORY_URLS:
+        return plugins.get(STORES, "memory")
+    if "://" not in lowered:
+        return plugins.get(STORES, "sqlite")
+    found = plugins.find(STORES, _claims(lowered))
+    if found is not None:
+        return found
     if lowered.startswith(("postgres://", "postgresql://", "postgresql+")):
         raise ConfigError(
             "MEMU_DB is a Postgres DSN but no Postgres store is installed; run `pip install memu-backend-postgres`"
         )
-    if "://" in lowered and not lowered.startswith("sqlite://"):
+    if not lowered.startswith("sqlite://"):
         scheme = lowered.split("://", 1)[0]
         raise ConfigError(
             f"MEMU_DB uses the unknown scheme {scheme!r}; use a file path, sqlite:///path, or postgresql://…"
         )
-    return stores.require("sqlite")  # type: ignore[no-any-return]
+    return plugins.get(STORES, "sqlite")
 
 
 def open_store(settings: Any = None) -> MemoryStore:
@@ -60,23 +72,24 @@ def open_store(settings: Any = None) -> MemoryStore:
     return cls.open(url)
 
 
-def embedder_factory(settings: Any = None) -> Any:
+def embedder_factory(settings: Any = None) -> Callable[[], Embedder | None]:
     """A zero-argument callable building the configured embedder (or ``None``) on first need.
 
     ``settings`` may be the light read-path settings: the full model (API keys…) is loaded only
-    when an embedder is actually built.
+    when an embedder is actually built. Choosing looks the embedder up by name, so a lexical-only
+    configuration consults no plugin at all.
     """
 
     def build() -> Embedder | None:
         from memu_core._engine.embedders import choose, select_embedder
 
-        registry = get_plugins().embedders()
+        embedders = get_plugins().lookup(EMBEDDERS)
         s = settings if settings is not None else _settings(None)
-        if choose(s, registry).embedder is None:
+        if choose(s, embedders).embedder is None:
             return None
         from memu_core.settings import Settings as FullSettings
 
-        return select_embedder(s if isinstance(s, FullSettings) else _settings(None), registry)
+        return select_embedder(s if isinstance(s, FullSettings) else _settings(None), embedders)
 
     return build
 
@@ -87,14 +100,13 @@ def open_backend(settings: Settings | None = None) -> AgenticMemoryBackend:
     With no ``settings`` given, local mode is configured from the light stdlib reading, so a
     lexical per-turn retrieve never imports pydantic.
     """
+    plugins = get_plugins()
     if settings is None:
         from memu_core._config.light import light_settings
 
         light = light_settings()
         if light is not None:
-            return get_plugins().backends().require("local").from_settings(light)  # type: ignore[no-any-return]
+            return plugins.get(BACKENDS, "local").from_settings(light)
     s = _settings(settings)
     mode = str(s.memory_mode)
-    backends = get_plugins().backends()
-    cls = backends.require(mode, hint=_BACKEND_HINTS.get(mode, ""))
-    return cls.from_settings(s)  # type: ignore[no-any-return]
+    return plugins.get(BACKENDS, mode, hint=_BACKEND_HINTS.get(mode, "")).from_settings(s)

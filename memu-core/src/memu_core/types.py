@@ -251,3 +251,24 @@ class TranscriptRead:
             if rec.timestamp:
                 return rec.timestamp
         return None
+
+
+EventValue = str | int | float | bool | None
+"""What an event property may hold: counts, durations, short labels; never content."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One lifecycle event, as every :class:`~memu_core.interfaces.EventSink` receives it.
+
+    Later releases may add fields (always with a default); a sink should read the ones it knows.
+    """
+
+    name: str
+    """What happened (``memory_commit_succeeded``, ``memory_search_succeeded``…)."""
+    occurred_at: _dt.datetime
+    """When, timezone-aware in UTC."""
+    properties: dict[str, EventValue] = field(default_factory=dict)
+    """Counts and durations of the step (``latency_ms``, ``recall_file_count``…)."""
+    host: str = ""
+    """The host id of the binary that emitted it (``codex``); empty for ``memu`` itself."""

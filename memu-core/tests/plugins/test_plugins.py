@@ -1,17 +1,22 @@
-"""The plugin system: built-ins through the same hooks, isolation, duplicates, kill switches."""
+"""The plugin manager: built-ins through the same hooks, loading late and only on a miss,
+isolation, duplicates, kill switches, and pluggy's own features (opt-in arguments, ordering)."""
 
 from __future__ import annotations
 
 import types
-from typing import ClassVar
+from importlib import metadata
+from typing import Any, ClassVar
 
 import pytest
+import typer
 
 from memu_core import hookimpl
-from memu_core._plugins import builtin
+from memu_core._plugins import builtin, discovery
 from memu_core._plugins.manager import Plugins
+from memu_core._plugins.registry import HOSTS, STORES
 from memu_core.errors import ConfigError, PluginError
-from memu_core.testing import fake_entry_point, registered
+from memu_core.host import HostSpec
+from memu_core.testing import fake_entry_point
 
 
 class _Store:
@@ -30,17 +35,35 @@ def _plugin(*classes: type, hook: str = "memu_register_stores") -> types.SimpleN
     return types.SimpleNamespace(**{hook: hookimpl(register)})
 
 
-def _manager(eps: list, env: dict[str, str] | None = None) -> Plugins:
-    return Plugins(entry_points=lambda: eps, environ=env or {}, builtins=[builtin])
+def _manager(eps: list[Any], env: dict[str, str] | None = None) -> Plugins:
+    return Plugins(entry_points=lambda: eps, environ=env or {})
+
+
+def _loaded(plugins: Plugins) -> set[str]:
+    return {r.name for r in plugins.report if not r.builtin}
 
 
 def test_builtins_register_through_the_hooks() -> None:
     plugins = _manager([]).load()
     assert set(plugins.stores()) == {"memory", "sqlite"}
     assert set(plugins.backends()) == {"local"}
+    assert set(plugins.template_resolvers()) == {"remote", "embedded"}
     assert plugins.stores().distribution("sqlite") == "memu-core"
-    record = plugins.report[0]
-    assert record.builtin and record.hooks == ["memu_register_backends", "memu_register_stores"]
+    hooks = {hook for record in plugins.report if record.builtin for hook in record.hooks}
+    assert hooks == {
+        "memu_register_backends",
+        "memu_register_commands",
+        "memu_register_host_commands",
+        "memu_register_stores",
+        "memu_register_template_resolvers",
+    }
+
+
+def test_memu_core_registers_no_event_sink() -> None:
+    # Plugins.may_have_event_sinks answers "no" without importing anything on this ground.
+    plugins = _manager([]).load()
+    assert not plugins.pm.hook.memu_register_event_sinks.get_hookimpls()
+    assert _manager([]).may_have_event_sinks() is False
 
 
 def test_an_entry_point_plugin_is_loaded_and_reported() -> None:
@@ -49,6 +72,22 @@ def test_an_entry_point_plugin_is_loaded_and_reported() -> None:
     assert plugins.stores().distribution("extra") == "memu-extra"
     (record,) = [r for r in plugins.report if r.name == "memu-extra"]
     assert record.hooks == ["memu_register_stores"] and record.error is None
+
+
+def test_built_ins_answer_without_loading_an_entry_point() -> None:
+    # The entry point would fail loudly if loaded: a built-in lookup must not touch it.
+    plugins = _manager([fake_entry_point("loud", ImportError("must not load"))])
+    assert plugins.get(STORES, "sqlite").name == "sqlite"
+    assert _loaded(plugins) == set()
+    with pytest.raises(ConfigError, match="no store named 'nope'"):
+        plugins.get(STORES, "nope")  # a miss loads every entry point, then says what exists
+    assert _loaded(plugins) == {"loud"}
+
+
+def test_a_miss_loads_the_third_party_plugins() -> None:
+    plugins = _manager([fake_entry_point("memu-extra", _plugin(_Store), dist="memu-extra")])
+    assert plugins.get(STORES, "extra") is _Store
+    assert plugins.find(STORES, lambda cls: cls.name == "extra") is _Store
 
 
 def test_a_duplicate_name_names_both_distributions() -> None:
@@ -87,15 +126,19 @@ def test_a_misspelled_hook_is_caught_by_check_pending() -> None:
         ).load()
 
 
-def test_a_hook_that_raises_is_reported_not_fatal() -> None:
+def test_a_hook_that_raises_is_reported_and_the_others_still_count() -> None:
     def memu_register_stores() -> list[type]:
         raise RuntimeError("exploded")
 
-    plugins = _manager(
-        [fake_entry_point("angry", types.SimpleNamespace(memu_register_stores=hookimpl(memu_register_stores)))]
-    )
-    assert set(plugins.stores()) == {"memory", "sqlite"}
+    eps = [
+        fake_entry_point("angry", types.SimpleNamespace(memu_register_stores=hookimpl(memu_register_stores))),
+        fake_entry_point("memu-extra", _plugin(_Store), dist="memu-extra"),
+    ]
+    plugins = _manager(eps)
+    assert set(plugins.stores()) == {"memory", "sqlite", "extra"}
     assert "exploded" in (next(r for r in plugins.report if r.name == "angry").error or "")
+    with pytest.raises(PluginError, match="'angry' failed in memu_register_stores"):
+        _manager(eps, {"MEMU_STRICT_PLUGINS": "1"}).stores()
 
 
 @pytest.mark.parametrize(
@@ -110,20 +153,20 @@ def test_a_hook_that_raises_is_reported_not_fatal() -> None:
     ],
 )
 def test_kill_switches(env: dict[str, str], loaded: set[str]) -> None:
-    eps = [fake_entry_point("a", types.SimpleNamespace()), fake_entry_point("b", types.SimpleNamespace())]
-    plugins = _manager(eps, env).load()
-    assert {r.name for r in plugins.report if not r.builtin} == loaded
+    eps = [fake_entry_point("a", types.ModuleType("a")), fake_entry_point("b", types.ModuleType("b"))]
+    assert _loaded(_manager(eps, env).load()) == loaded
 
 
-def test_entry_points_load_once_and_late() -> None:
+def test_nothing_is_listed_or_loaded_until_asked() -> None:
     calls: list[int] = []
 
-    def lister() -> list:
+    def lister() -> list[Any]:
         calls.append(1)
         return []
 
-    plugins = Plugins(entry_points=lister, environ={}, builtins=[builtin])
-    assert calls == []  # nothing loads at construction
+    plugins = Plugins(entry_points=lister, environ={})
+    plugins.get(STORES, "sqlite")
+    assert calls == []  # a built-in answered: the installed entry points were not even listed
     plugins.stores()
     plugins.backends()
     assert calls == [1]
@@ -139,50 +182,145 @@ def test_registry_require_lists_what_exists() -> None:
         _manager([]).stores().require("nope")
 
 
-def test_event_fan_out_isolates_a_raising_sink() -> None:
-    received: list[str] = []
+def test_an_implementation_may_take_fewer_arguments_than_the_spec() -> None:
+    # memu_register_host_commands(spec, app): pluggy passes only what an implementation names.
+    def memu_register_host_commands(app: typer.Typer) -> None:
+        @app.command("hello")
+        def hello() -> None:
+            """Say hello."""
 
-    class Loud:
-        name: ClassVar[str] = "loud"
-
-        def emit(self, event: str, properties: dict) -> None:
-            raise RuntimeError("sink down")
-
-    class Quiet:
-        name: ClassVar[str] = "quiet"
-
-        def emit(self, event: str, properties: dict) -> None:
-            received.append(event)
-
-    with registered(_plugin(Loud, Quiet, hook="memu_register_event_sinks")) as plugins:
-        plugins.emit("commit", {})
-    assert received == ["commit"]
+    plugins = _manager([])
+    plugins.register(types.SimpleNamespace(memu_register_host_commands=hookimpl(memu_register_host_commands)))
+    app = typer.Typer()
+    spec = HostSpec(id="demo", display="Demo", source="memu_host_codex.source:CodexSource", package="memu_host_codex")
+    plugins.add_host_commands(spec, app)
+    assert "hello" in {c.name for c in app.registered_commands}
+    assert all(r.error is None for r in plugins.report)
 
 
-def test_plugins_can_add_commands() -> None:
-    import typer
+def test_tryfirst_and_trylast_order_the_calls() -> None:
+    order: list[str] = []
 
+    def plugin(label: str, *, tryfirst: bool = False, trylast: bool = False) -> types.SimpleNamespace:
+        def memu_register_commands() -> None:
+            order.append(label)
+
+        marked = hookimpl(tryfirst=tryfirst, trylast=trylast)(memu_register_commands)
+        return types.SimpleNamespace(memu_register_commands=marked)
+
+    plugins = _manager([])
+    plugins.register(plugin("last", trylast=True))
+    plugins.register(plugin("plain"))
+    plugins.register(plugin("first", tryfirst=True))
+    plugins.add_commands(typer.Typer(), third_party=False)
+    assert order == ["first", "plain", "last"]
+
+
+def test_a_command_hook_that_raises_is_reported_and_the_others_still_add() -> None:
+    def broken(app: typer.Typer) -> None:
+        raise RuntimeError("no commands today")
+
+    def fine(app: typer.Typer) -> None:
+        app.command("hello")(lambda: None)
+
+    plugins = _manager([])
+    plugins.register(types.SimpleNamespace(memu_register_commands=hookimpl(broken)), name="broken")
+    plugins.register(types.SimpleNamespace(memu_register_commands=hookimpl(fine)), name="fine")
+    app = typer.Typer()
+    plugins.add_commands(app, third_party=False)
+    assert "hello" in {c.name for c in app.registered_commands}
+    assert "no commands today" in (next(r for r in plugins.report if r.name == "broken").error or "")
+
+
+def test_plugins_can_add_commands_only_when_asked() -> None:
     def memu_register_commands(app: typer.Typer) -> None:
         @app.command("hello")
         def hello() -> None:
-            print("hi")
+            """Say hello."""
 
-    app = typer.Typer()
-    plugins = _manager(
-        [fake_entry_point("cmds", types.SimpleNamespace(memu_register_commands=hookimpl(memu_register_commands)))]
-    )
-    plugins.add_commands(app)
-    assert [c.name for c in app.registered_commands] == ["hello"]
+    eps = [fake_entry_point("cmds", types.SimpleNamespace(memu_register_commands=hookimpl(memu_register_commands)))]
+    builtins_only = typer.Typer()
+    _manager(eps).add_commands(builtins_only, third_party=False)
+    everything = typer.Typer()
+    _manager(eps).add_commands(everything)
+    names = {c.name for c in builtins_only.registered_commands}
+    assert "commit" in names and "hello" not in names
+    assert "hello" in {c.name for c in everything.registered_commands}
 
 
-def test_host_and_template_registrations_are_keyed() -> None:
+def test_tracing_writes_pluggy_hook_trace(capsys: pytest.CaptureFixture[str]) -> None:
+    _manager([], {"MEMU_TRACE_PLUGINS": "1"}).stores()
+    assert "memu_register_stores [hook]" in capsys.readouterr().err
+
+
+def test_a_host_is_found_in_the_already_imported_package_first() -> None:
     spec = types.SimpleNamespace(id="demo-host")
-
-    class Resolver:
-        name: ClassVar[str] = "demo-templates"
-
-    hosts = types.SimpleNamespace(memu_register_hosts=hookimpl(lambda: [spec]))
-    templates = types.SimpleNamespace(memu_register_template_resolvers=hookimpl(lambda: [Resolver]))
-    plugins = _manager([fake_entry_point("h", hosts), fake_entry_point("t", templates)])
+    mine = fake_entry_point("memu-host-demo", _plugin(spec, hook="memu_register_hosts"))  # type: ignore[arg-type]
+    other = fake_entry_point("other", ImportError("must not load"))
+    # fake_entry_point puts its module in sys.modules, as a console script imports its package;
+    # the other one points at a package nobody imported.
+    object.__setattr__(other, "value", "memu_nobody_imported_this:plugin")
+    plugins = _manager([mine, other])
+    assert plugins.host("demo-host") is spec
+    assert _loaded(plugins) == {"memu-host-demo"}
     assert plugins.hosts()["demo-host"] is spec
-    assert plugins.template_resolvers()["demo-templates"] is Resolver
+
+
+def test_an_unknown_host_says_how_to_install_one() -> None:
+    with pytest.raises(ConfigError, match=r"no host named 'nope' is installed.*memu-host-"):
+        _manager([]).host("nope")
+
+
+def test_event_sinks_come_only_from_declaring_plugins() -> None:
+    class Sink:
+        name: ClassVar[str] = "declared"
+
+        def emit(self, event: object) -> None:
+            """Nothing."""
+
+    class Undeclared(Sink):
+        name: ClassVar[str] = "undeclared"
+
+    module = types.ModuleType("memu_sinky")
+    module.memu_register_event_sinks = hookimpl(lambda: [Sink])  # type: ignore[attr-defined]
+    eps = [
+        fake_entry_point("sinky", module),
+        fake_entry_point("sinky", module, group="memu.event_sinks"),
+        fake_entry_point("quiet", _plugin(Undeclared, hook="memu_register_event_sinks")),
+        fake_entry_point("loud", ImportError("must not load for events")),
+    ]
+    plugins = _manager(eps)
+    assert plugins.may_have_event_sinks()
+    assert set(plugins.event_sinks()) == {"declared"}
+    assert _loaded(plugins) == {"sinky"}
+    plugins.load()
+    assert set(plugins.event_sinks()) == {"declared"}
+    (quiet,) = [r for r in plugins.report if r.name == "quiet"]
+    assert quiet.notes and "memu.event_sinks" in quiet.notes[0]
+
+
+def test_no_declared_sink_means_no_plugin_import() -> None:
+    plugins = _manager([fake_entry_point("loud", ImportError("must not load"))])
+    assert plugins.sinks() == []
+    assert plugins.report == []  # not even memu-core's plugin was registered
+
+
+def test_an_unhashable_plugin_object_still_registers() -> None:
+    plugins = _manager([])
+    plugins.register(_plugin(_Store))
+    assert plugins.get(STORES, "extra") is _Store
+    assert HOSTS.hook == "memu_register_hosts"
+
+
+def test_builtin_plugins_are_named_not_imported_by_the_manager() -> None:
+    assert builtin.BUILTIN_PLUGINS[0] == builtin.__name__
+
+
+def test_discovery_finds_what_importlib_metadata_finds() -> None:
+    ours = {(e.name, e.value, e.group, e.dist and e.dist.name) for e in discovery.entry_points("memu")}
+    theirs = {
+        (e.name, e.value, e.group, e.dist and e.dist.name.replace("_", "-").lower())
+        for group in ("memu", "memu.event_sinks")
+        for e in metadata.entry_points(group=group)
+    }
+    assert ours == theirs and ours

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memu_core import _events as events
 from memu_core._atomic import read_json, write_json
 from memu_core._bridge import jobs, resources, scan, selfskip, snapshot, sync
 from memu_core._bridge.lock import host_lock
@@ -93,7 +94,25 @@ def prepare(
     environ: Mapping[str, str] = os.environ,
     cwd: Path | None = None,
 ) -> PrepareReport:
-    """Mine new session turns into slices and job files; stage the cursor; mirror the store."""
+    """Mine new session turns into slices and job files; stage the cursor; mirror the store.
+
+    Emits ``memory_prepare_succeeded`` (or ``_failed``) with the session and job counts.
+    """
+    with events.step("memory_prepare", host=spec.id) as properties:
+        report = _prepare(spec, source, layout, backend, max_jobs, environ, cwd)
+        properties.update(session_count=report.sessions, job_count=report.jobs, remaining_count=report.remaining)
+    return report
+
+
+def _prepare(
+    spec: HostSpec,
+    source: TranscriptSource,
+    layout: Layout,
+    backend: Callable[[], AgenticMemoryBackend],
+    max_jobs: int,
+    environ: Mapping[str, str],
+    cwd: Path | None,
+) -> PrepareReport:
     if max_jobs < 1:
         raise UsageError(f"--max-jobs {max_jobs} is not a positive number; pass 1 or more")
     if not source.exists():
@@ -141,7 +160,19 @@ def _place_slices(layout: Layout, stage: Path, picked: list[Mined]) -> None:
 
 
 def commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: str) -> CommitReport:
-    """Store what the agent changed in the mirror, forget what it deleted, promote the cursor."""
+    """Store what the agent changed in the mirror, forget what it deleted, promote the cursor.
+
+    Emits ``memory_commit_succeeded`` (or ``_failed``) with the file and resource counts.
+    """
+    with events.step("memory_commit", host=host) as properties:
+        report = _commit(layout, backend, host)
+        properties.update(
+            recall_file_count=len(report.files), resource_count=report.resources, forgotten_count=len(report.forgotten)
+        )
+    return report
+
+
+def _commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: str) -> CommitReport:
     report = CommitReport()
     with host_lock(layout.lock, host):
         baseline = snapshot.load(layout.snapshot)

@@ -86,8 +86,9 @@ def add_builtin_commands(app: typer.Typer) -> None:
     app.add_typer(db, name="db")
 
     from memu_core._config.commands import build_config_commands
+    from memu_core._events import emit
 
-    build_config_commands(app, "memu")
+    build_config_commands(app, "memu", after_init=lambda: emit("cli_install_started"))
 
     from memu_core._mcp.commands import register as register_mcp
     from memu_core._serve.commands import register as register_serve

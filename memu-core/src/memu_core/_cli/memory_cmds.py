@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memu_core import _events as events
 from memu_core._cli.output import print_json
 from memu_core.errors import UsageError
 
@@ -29,14 +30,16 @@ def retrieve(
 ) -> None:
     """``memu retrieve QUERY ...``: the warm server's answer when one is up, else the engine here."""
     where = _where(user_id, agent_id)
-    if query.strip():
-        from memu_core._serve.client import warm_retrieve
+    with events.step("memory_search") as properties:
+        if query.strip():
+            from memu_core._serve.client import warm_retrieve
 
-        warm = warm_retrieve(query, where or None, top_k=top_k, tracks=track or None)
-        if warm is not None:
-            print_json(warm)
-            return
-    run_retrieve(query, top_k=top_k, tracks=track, where=where)
+            warm = warm_retrieve(query, where or None, top_k=top_k, tracks=track or None)
+            if warm is not None:
+                properties.update(warm=True, result_count=events.result_count(warm))
+                print_json(warm)
+                return
+        properties.update(warm=False, result_count=run_retrieve(query, top_k=top_k, tracks=track, where=where))
 
 
 def list_files(*, as_json: bool, user_id: str | None, agent_id: str | None) -> None:
@@ -116,13 +119,15 @@ def run_commit(payload: str | None, from_dir: Path | None, as_json: bool) -> Non
     if (payload is None) == (from_dir is None):
         raise UsageError("commit needs exactly one of PAYLOAD (a JSON file or -) or --from-dir DIR")
     body = payload_from_dir(from_dir) if from_dir is not None else read_payload(payload or "-")
-    backend = _backend()
-    try:
-        result = backend.commit_results(
-            recall_files=body.get("recall_files"), resource=body.get("resource"), user=body.get("user")
-        )
-    finally:
-        backend.close()
+    with events.step("memory_commit") as properties:
+        backend = _backend()
+        try:
+            result = backend.commit_results(
+                recall_files=body.get("recall_files"), resource=body.get("resource"), user=body.get("user")
+            )
+        finally:
+            backend.close()
+        properties.update(recall_file_count=len(result["recall_files"]), resource_count=len(result["resources"]))
     if as_json:
         print_json(result)
         return
@@ -135,13 +140,15 @@ def run_commit(payload: str | None, from_dir: Path | None, as_json: bool) -> Non
         print(f"  - {item['track']}/{item['name']}")
 
 
-def run_retrieve(query: str, *, top_k: int | None, tracks: list[str] | None, where: dict[str, str]) -> None:
-    """``memu retrieve``: JSON on stdout."""
+def run_retrieve(query: str, *, top_k: int | None, tracks: list[str] | None, where: dict[str, str]) -> int:
+    """``memu retrieve``: JSON on stdout; returns how many items it held."""
     backend = _backend()
     try:
-        print_json(backend.progressive_retrieve(query, where or None, top_k=top_k, tracks=tracks or None))
+        result = backend.progressive_retrieve(query, where or None, top_k=top_k, tracks=tracks or None)
     finally:
         backend.close()
+    print_json(result)
+    return events.result_count(result)
 
 
 def run_list_files(as_json: bool, where: dict[str, str]) -> None:

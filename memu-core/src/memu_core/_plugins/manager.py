@@ -1,31 +1,65 @@
-"""The plugin manager: built-ins and entry points loaded once, late, each isolated.
+"""The plugin manager: the one typed facade over pluggy.
 
-:class:`Plugins` is the one typed facade over pluggy. Nothing else in memu calls ``pm.hook``.
-Entry points in the group ``memu`` load the first time a registry is asked for, each inside its
-own ``try`` so one broken plugin becomes a line in the load report (``memu plugins``) instead of
-a dead CLI. ``MEMU_STRICT_PLUGINS=1`` turns such a failure into an error.
+Nothing else in memu touches ``pm.hook``. memu-core's own plugin registers first; entry points
+in the group ``memu`` load late and only when needed, each inside its own ``try``, so a broken
+plugin becomes a line in the load report (``memu plugins``) instead of a dead CLI:
+
+- a lookup by name (a store, a backend, a host id) asks what is registered first and loads the
+  other entry points only on a miss (hatch's ``ClassRegister.get``): the per-turn ``retrieve``
+  on the built-in store imports no plugin module;
+- a command that needs everything (``memu plugins``, a plugin's command, template resolution)
+  loads every wanted entry point;
+- event sinks come only from plugins that declare them (group ``memu.event_sinks``), so finding
+  out there are none costs a read of the installed metadata, not an import.
+
+Hooks are called through pluggy (:mod:`memu_core._plugins.calls`), so opt-in arguments,
+``tryfirst``/``trylast`` and ``MEMU_TRACE_PLUGINS=1`` (pluggy's hook trace on stderr) work.
+``MEMU_STRICT_PLUGINS=1`` loads every entry point on first use and turns any plugin failure
+into an error; ``MEMU_LOAD_PLUGINS`` and ``MEMU_DISABLE_PLUGINS`` are kill switches.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
-import pluggy
-
-from memu_core import PROJECT_NAME, hookspecs
+from memu_core import PROJECT_NAME
+from memu_core._plugins import calls
+from memu_core._plugins.entries import (
+    SINKS_GROUP,
+    Entry,
+    EntryPointLister,
+    Switches,
+    installed_entry_points,
+    wanted_entries,
+)
+from memu_core._plugins.registry import (
+    BACKENDS,
+    EMBEDDERS,
+    EVENT_SINKS,
+    HOSTS,
+    STORES,
+    TEMPLATE_RESOLVERS,
+    Kind,
+    Lookup,
+    Registry,
+)
 from memu_core.errors import PluginError
+
+if TYPE_CHECKING:
+    import pluggy
+    import typer
+
+    from memu_core._hostkit.spec import HostSpec
+    from memu_core.interfaces import AgenticMemoryBackend, Embedder, EventSink, MemoryStore, TemplateResolver
 
 T = TypeVar("T")
 
 CORE_DISTRIBUTION = "memu-core"
-_OFF = {"0", "none", "off", "false", "no"}
-_ALL = {"*", "all"}
+IN_PROCESS = "in-process"
+"""The distribution credited for a plugin registered with :meth:`Plugins.register`."""
 
 
 @dataclass(slots=True)
@@ -38,245 +72,367 @@ class LoadRecord:
     hooks: list[str] = field(default_factory=list)
     error: str | None = None
     builtin: bool = False
-
-
-@dataclass(slots=True)
-class Registered(Generic[T]):
-    """A registered class and the distribution that registered it."""
-
-    value: T
-    distribution: str
-
-
-class Registry(Mapping[str, T]):
-    """A name → implementation map built from one registration hook; duplicates are refused."""
-
-    def __init__(self, kind: str, entries: Iterable[tuple[str, T, str]]) -> None:
-        self.kind = kind
-        self._items: dict[str, Registered[T]] = {}
-        for name, value, dist in entries:
-            if name in self._items:
-                first = self._items[name].distribution
-                raise PluginError(
-                    f"{kind} {name!r} is registered twice, by {first} and by {dist}; "
-                    f"uninstall one of them or disable it with MEMU_DISABLE_PLUGINS"
-                )
-            self._items[name] = Registered(value, dist)
-
-    def __getitem__(self, name: str) -> T:
-        return self._items[name].value
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def distribution(self, name: str) -> str:
-        """Which distribution registered ``name``."""
-        return self._items[name].distribution
-
-    def require(self, name: str, *, hint: str = "") -> T:
-        """The implementation called ``name``, or a UsageError listing what is available."""
-        try:
-            return self[name]
-        except KeyError:
-            from memu_core.errors import ConfigError
-
-            known = ", ".join(sorted(self._items)) or "none"
-            raise ConfigError(
-                f"no {self.kind} named {name!r} is installed (available: {known})" + (f"; {hint}" if hint else "")
-            ) from None
-
-
-EntryPointLister = Callable[[], Iterable[metadata.EntryPoint]]
-
-
-def _installed_entry_points() -> Iterable[metadata.EntryPoint]:
-    return metadata.entry_points(group=PROJECT_NAME)
-
-
-def _split(value: str | None) -> set[str]:
-    return {part.strip() for part in (value or "").split(",") if part.strip()}
+    notes: list[str] = field(default_factory=list)
 
 
 class Plugins:
-    """Owns one pluggy manager: loading, the load report, registries and event fan-out."""
+    """Owns one pluggy manager: loading, the load report, registries, commands and event sinks."""
 
     def __init__(
         self,
         *,
-        entry_points: EntryPointLister = _installed_entry_points,
+        entry_points: EntryPointLister = installed_entry_points,
         environ: Mapping[str, str] | None = None,
         builtins: Iterable[object] | None = None,
     ) -> None:
-        self.pm = pluggy.PluginManager(PROJECT_NAME)
-        self.pm.add_hookspecs(hookspecs)
-        self._entry_points = entry_points
-        self._environ = os.environ if environ is None else environ
-        self._builtins = builtins
-        self._loaded = False
-        self._dist_of: dict[str, str] = {}
-        self._registries: dict[str, Registry[Any]] = {}
-        self.report: list[LoadRecord] = []
+        import os
 
-    # -- switches ---------------------------------------------------------------------------
+        self._entry_points = entry_points
+        self.switches = Switches(os.environ if environ is None else environ)
+        self._builtins = None if builtins is None else list(builtins)
+        self._pm: pluggy.PluginManager | None = None
+        self._entries: dict[str, Entry] | None = None
+        self._tried: set[str] = set()
+        self._third_party = True
+        self._dist_of: dict[str, str] = {}
+        self._sink_plugins: set[str] = set()
+        self._generation = 0
+        self._cache: dict[str, tuple[int, object]] = {}
+        self._records: list[LoadRecord] = []
+
     @property
     def strict(self) -> bool:
-        """``MEMU_STRICT_PLUGINS=1``: a plugin that fails to load is fatal."""
-        return self._environ.get("MEMU_STRICT_PLUGINS", "").strip().lower() in {"1", "true", "yes", "on"}
+        """``MEMU_STRICT_PLUGINS=1``: a plugin that fails to load or to answer is fatal."""
+        return self.switches.strict
 
-    def _wanted(self, name: str) -> bool:
-        only = _split(self._environ.get("MEMU_LOAD_PLUGINS"))
-        disabled = _split(self._environ.get("MEMU_DISABLE_PLUGINS"))
-        if disabled & _ALL or name in disabled:
-            return False
-        if only:
-            return not (only & _OFF) and (bool(only & _ALL) or name in only)
-        return True
+    # -- the pluggy manager and what is registered ------------------------------------------
+    @property
+    def pm(self) -> pluggy.PluginManager:
+        """The pluggy manager, with memu-core's plugin registered (created on first use)."""
+        return self._start()
 
-    # -- loading ----------------------------------------------------------------------------
-    def load(self, *, third_party: bool = True) -> Plugins:
-        """Register the built-ins, then every wanted entry point, once. Returns ``self``.
+    def _start(self) -> pluggy.PluginManager:
+        if self._pm is None:
+            import pluggy
 
-        ``third_party=False`` is for commands that repair an install: they never run plugin code.
+            from memu_core import hookspecs
+
+            self._pm = pluggy.PluginManager(PROJECT_NAME)
+            self._pm.add_hookspecs(hookspecs)
+            if self.switches.tracing:
+                self._pm.trace.root.setwriter(sys.stderr.write)
+                self._pm.enable_tracing()
+            builtins = self._builtins
+            if builtins is None:
+                import importlib
+
+                from memu_core._plugins.builtin import BUILTIN_PLUGINS
+
+                builtins = [importlib.import_module(name) for name in BUILTIN_PLUGINS]
+            for plugin in builtins:
+                self._register(plugin, None, CORE_DISTRIBUTION, "", builtin=True)
+            self._check_pending()
+            if self.strict:  # strict means "tell me about every broken plugin": nothing stays unloaded
+                self._load_entries(lambda entry: True)
+        return self._pm
+
+    def _register(self, plugin: object, name: str | None, dist: str, version: str, *, builtin: bool) -> str:
+        assert self._pm is not None
+        plugin = _hashable(plugin)
+        registered = self._pm.register(plugin, name=name) or repr(plugin)
+        self._dist_of[registered] = dist
+        self._generation += 1
+        hooks = sorted(caller.name for caller in self._pm.get_hookcallers(plugin) or [])
+        self._records.append(LoadRecord(registered, dist, version, hooks, builtin=builtin))
+        return registered
+
+    def register(self, plugin: object, *, name: str | None = None, distribution: str = IN_PROCESS) -> str:
+        """Register ``plugin`` in this process (an application embedding memu, or a test).
+
+        It is asked like a built-in: before any entry point loads, and for event sinks without
+        declaring them. Returns the name pluggy registered it under.
         """
-        if self._loaded:
-            return self
-        self._loaded = True
-        if self._environ.get("MEMU_TRACE_PLUGINS", "").strip() not in {"", "0"}:
-            self.pm.trace.root.setwriter(sys.stderr.write)
-            self.pm.enable_tracing()
-        builtins = self._builtins
-        if builtins is None:
-            from memu_core._plugins import builtin
-
-            builtins = [builtin]
-        for plugin in builtins:
-            name = self.pm.register(plugin) or repr(plugin)
-            self._dist_of[name] = CORE_DISTRIBUTION
-            self.report.append(
-                LoadRecord(name, CORE_DISTRIBUTION, _version(CORE_DISTRIBUTION), self._hooks_of(plugin), builtin=True)
-            )
-        if third_party:
-            for ep in sorted(self._entry_points(), key=lambda e: e.name):
-                if self._wanted(ep.name):
-                    self._load_entry_point(ep)
+        self._start()
+        registered = self._register(plugin, name, distribution, "", builtin=False)
+        self._sink_plugins.add(registered)
         self._check_pending()
-        return self
+        return registered
 
-    def _load_entry_point(self, ep: metadata.EntryPoint) -> None:
+    @property
+    def report(self) -> list[LoadRecord]:
+        """Every plugin registered or tried so far, built-ins first."""
+        for record in self._records:
+            if not record.version:
+                record.version = _version(record.distribution)
+        return list(self._records)
+
+    # -- loading entry points ---------------------------------------------------------------
+    def _wanted(self) -> dict[str, Entry]:
+        if self._entries is None:
+            self._entries = wanted_entries(self._entry_points(), self.switches)
+        return self._entries
+
+    def _load_entries(self, wanted: Callable[[Entry], bool]) -> None:
+        """Load (once each) the wanted entry points that ``wanted`` selects."""
+        self._start()
+        if not self._third_party:
+            return
+        fresh = [e for e in self._wanted().values() if e.name not in self._tried and wanted(e)]
+        for entry in fresh:
+            self._tried.add(entry.name)
+            self._load_entry(entry)
+        if fresh:
+            self._check_pending()
+            if self._tried >= self._wanted().keys():
+                self._note_undeclared_sinks()
+
+    def _load_entry(self, entry: Entry) -> None:
+        ep = entry.ep
         dist = ep.dist.name if ep.dist is not None else "unknown"
         version = ep.dist.version if ep.dist is not None else "?"
-        record = LoadRecord(ep.name, dist, version)
-        self.report.append(record)
         try:
             plugin = ep.load()
-            self.pm.register(plugin, name=ep.name)
         except Exception as exc:  # isolate: a broken plugin must not take down memu
-            record.error = f"{type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {exc}"
+            self._records.append(LoadRecord(entry.name, dist, version, error=error))
             if self.strict:
                 raise PluginError(
-                    f"plugin {ep.name!r} from {dist} failed to load ({record.error}); "
+                    f"plugin {entry.name!r} from {dist} failed to load ({error}); "
                     f"fix or uninstall it, or unset MEMU_STRICT_PLUGINS"
                 ) from exc
-            if self._environ.get("MEMU_TRACE_PLUGINS"):
+            if self.switches.tracing:
+                import traceback
+
                 traceback.print_exc(file=sys.stderr)
             return
-        self._dist_of[ep.name] = dist
-        record.hooks = self._hooks_of(plugin)
+        self._register(plugin, entry.name, dist, version, builtin=False)
+        if entry.declares_sinks:
+            self._sink_plugins.add(entry.name)
 
-    def _hooks_of(self, plugin: object) -> list[str]:
-        return sorted(caller.name for caller in self.pm.get_hookcallers(plugin) or [])
+    def load(self, *, third_party: bool = True) -> Plugins:
+        """Register memu-core's plugin and every wanted entry point, once. Returns ``self``.
+
+        ``third_party=False`` is for commands that repair an install: this manager then never
+        runs plugin code, whatever is asked of it later.
+        """
+        if not third_party:
+            self._third_party = False
+        self._load_entries(lambda entry: True)
+        return self
 
     def _check_pending(self) -> None:
         """Drop plugins whose hook implementations match no spec (a misspelled ``memu_*`` name)."""
+        import pluggy
+
+        assert self._pm is not None
         while True:
             try:
-                self.pm.check_pending()
+                self._pm.check_pending()
                 return
             except pluggy.PluginValidationError as exc:
-                name = self.pm.get_name(exc.plugin) or repr(exc.plugin)
+                name = self._pm.get_name(exc.plugin) or repr(exc.plugin)
                 message = f"{exc} (a hook name is misspelled, or the plugin needs a newer memu-core)"
                 if self.strict:
                     raise PluginError(f"plugin {name!r}: {message}") from exc
-                self._note_error(name, message)
-                self.pm.unregister(exc.plugin)
+                self._note(name, error=message)
+                self._pm.unregister(exc.plugin)
+                self._generation += 1
 
-    # -- registries -------------------------------------------------------------------------
-    def _registry(self, kind: str, hook_name: str, key: Callable[[Any], str]) -> Registry[Any]:
-        if kind not in self._registries:
-            self.load()
-            hook = getattr(self.pm.hook, hook_name)
-            entries: list[tuple[str, Any, str]] = []
-            for impl in hook.get_hookimpls():
-                dist = self._dist_of.get(impl.plugin_name, impl.plugin_name)
-                try:
-                    values = impl.function() or []
-                except Exception as exc:
-                    if self.strict:
-                        raise PluginError(f"plugin {impl.plugin_name!r} failed in {hook_name}: {exc}") from exc
-                    self._note_error(impl.plugin_name, f"{hook_name}: {type(exc).__name__}: {exc}")
-                    continue
-                entries.extend((key(value), value, dist) for value in values)
-            self._registries[kind] = Registry(kind, entries)
-        return self._registries[kind]
-
-    def _note_error(self, plugin_name: str, message: str) -> None:
-        for record in self.report:
-            if record.name == plugin_name:
-                record.error = message
+    def _note(self, plugin: str, *, error: str | None = None, note: str | None = None) -> None:
+        for record in self._records:
+            if plugin in (record.name, record.distribution):
+                if error is not None:
+                    record.error = error
+                if note is not None and note not in record.notes:
+                    record.notes.append(note)
                 return
 
-    def stores(self) -> Registry[Any]:
-        """Registered :class:`~memu_core.interfaces.MemoryStore` classes by name."""
-        return self._registry("store", "memu_register_stores", lambda cls: cls.name)
+    def _note_undeclared_sinks(self) -> None:
+        for impl in self._start().hook.memu_register_event_sinks.get_hookimpls():
+            if impl.plugin_name not in self._sink_plugins and impl.plugin_name not in self._builtin_names():
+                self._note(
+                    impl.plugin_name,
+                    note=f"registers event sinks without declaring them under [project.entry-points."
+                    f'"{SINKS_GROUP}"], so its sinks receive no events',
+                )
 
-    def embedders(self) -> Registry[Any]:
-        """Registered :class:`~memu_core.interfaces.Embedder` classes by name."""
-        return self._registry("embedder", "memu_register_embedders", lambda cls: cls.name)
+    def _builtin_names(self) -> set[str]:
+        return {r.name for r in self._records if r.builtin}
 
-    def backends(self) -> Registry[Any]:
-        """Registered :class:`~memu_core.interfaces.AgenticMemoryBackend` classes by name."""
-        return self._registry("backend", "memu_register_backends", lambda cls: cls.name)
+    def _failed(self, plugin: str, hook: str, exc: Exception) -> None:
+        if self.strict:
+            raise PluginError(f"plugin {plugin!r} failed in {hook}: {exc}") from exc
+        self._note(plugin, error=f"{hook}: {type(exc).__name__}: {exc}")
 
-    def hosts(self) -> Registry[Any]:
-        """Registered host specs by host id."""
-        return self._registry("host", "memu_register_hosts", lambda spec: spec.id)
+    # -- registries -------------------------------------------------------------------------
+    def _present(self, kind: Kind[T], only: set[str] | None = None) -> Registry[T]:
+        """The registry of ``kind`` over the plugins registered right now (``only`` those)."""
+        pm = self._start()
+        key = kind.hook if only is None else f"{kind.hook} {sorted(only)}"
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] == self._generation:
+            return cast("Registry[T]", cached[1])
+        answers = calls.collect(pm, kind.hook, self._failed, only)
+        # Registration order, built-ins first: a duplicate names the first registrant first.
+        order = {record.name: index for index, record in enumerate(self._records)}
+        answers.sort(key=lambda answer: order.get(answer[0], len(order)))
+        registry = Registry(kind, ((cast("T", value), self._dist_of.get(name, name)) for name, value in answers))
+        self._cache[key] = (self._generation, registry)
+        return registry
 
-    def event_sinks(self) -> Registry[Any]:
-        """Registered :class:`~memu_core.interfaces.EventSink` classes by name."""
-        return self._registry("event sink", "memu_register_event_sinks", lambda cls: cls.name)
+    def registry(self, kind: Kind[T]) -> Registry[T]:
+        """Everything registered for ``kind``, after every wanted entry point has loaded."""
+        self._load_entries(lambda entry: True)
+        return self._present(kind)
 
-    def template_resolvers(self) -> Registry[Any]:
-        """Registered :class:`~memu_core.interfaces.TemplateResolver` classes by name."""
-        return self._registry("template resolver", "memu_register_template_resolvers", lambda cls: cls.name)
+    def get(self, kind: Kind[T], name: str, *, hint: str = "") -> T:
+        """``name`` of ``kind``: asked of what is registered, then of every plugin on a miss.
 
-    def add_commands(self, app: Any) -> None:
-        """Let plugins add commands to the ``memu`` typer app; a failing plugin is reported, not fatal."""
-        self.load()
-        for impl in self.pm.hook.memu_register_commands.get_hookimpls():
+        Raises :class:`~memu_core.errors.ConfigError` listing what exists when nothing has it.
+        """
+        present = self._present(kind)
+        if name in present:
+            return present[name]
+        return self.registry(kind).require(name, hint=hint)
+
+    def find(self, kind: Kind[T], match: Callable[[T], bool]) -> T | None:
+        """The first value of ``kind`` that ``match`` accepts, built-ins first; ``None`` if none."""
+        for registry in (self._present(kind), self.registry(kind)):
+            for name in registry:
+                if match(registry[name]):
+                    return registry[name]
+        return None
+
+    def lookup(self, kind: Kind[T]) -> Lookup[T]:
+        """A read-only map of ``kind`` that loads other plugins only for a name not found."""
+
+        def find(name: str) -> T | None:
+            present = self._present(kind)
+            return present[name] if name in present else self.registry(kind).get(name)
+
+        return Lookup(find, lambda: self.registry(kind))
+
+    def stores(self) -> Registry[type[MemoryStore]]:
+        """Every registered :class:`~memu_core.interfaces.MemoryStore` class by name."""
+        return self.registry(STORES)
+
+    def embedders(self) -> Registry[type[Embedder]]:
+        """Every registered :class:`~memu_core.interfaces.Embedder` class by name."""
+        return self.registry(EMBEDDERS)
+
+    def backends(self) -> Registry[type[AgenticMemoryBackend]]:
+        """Every registered :class:`~memu_core.interfaces.AgenticMemoryBackend` class by name."""
+        return self.registry(BACKENDS)
+
+    def hosts(self) -> Registry[HostSpec]:
+        """Every registered host spec by host id."""
+        return self.registry(HOSTS)
+
+    def template_resolvers(self) -> Registry[type[TemplateResolver]]:
+        """Every registered :class:`~memu_core.interfaces.TemplateResolver` class by name."""
+        return self.registry(TEMPLATE_RESOLVERS)
+
+    def event_sinks(self) -> Registry[type[EventSink]]:
+        """The :class:`~memu_core.interfaces.EventSink` classes that receive events, by name:
+        those of memu-core, of in-process plugins and of entry points declaring sinks."""
+        self._load_entries(lambda entry: entry.declares_sinks)
+        return self._present(EVENT_SINKS, only=self._sink_plugins | self._builtin_names())
+
+    # -- instances --------------------------------------------------------------------------
+    def may_have_event_sinks(self) -> bool:
+        """Whether any plugin could register an event sink, answered without importing one.
+
+        memu-core's own plugin registers none (a test holds it to that), so with the default
+        built-ins only a declared entry point or an in-process plugin can.
+        """
+        if self._pm is not None or self._builtins is not None:
+            return True
+        return any(entry.declares_sinks for entry in self._wanted().values())
+
+    def _instances(self, label: str, registry: Registry[type[T]], order: Callable[[str], tuple[int, str]]) -> list[T]:
+        cached = self._cache.get(label)
+        if cached is not None and cached[0] == self._generation:
+            return cast("list[T]", cached[1])
+        instances: list[T] = []
+        for name in sorted(registry, key=order):
             try:
-                impl.function(app=app)
+                instances.append(registry[name]())
             except Exception as exc:
-                if self.strict:
-                    raise PluginError(f"plugin {impl.plugin_name!r} failed adding commands: {exc}") from exc
-                self._note_error(impl.plugin_name, f"memu_register_commands: {type(exc).__name__}: {exc}")
+                self._failed(registry.distribution(name), registry.kind.hook, exc)
+        self._cache[label] = (self._generation, instances)
+        return instances
 
-    def emit(self, event: str, properties: Mapping[str, Any]) -> None:
-        """Send an event to every sink; a sink that raises is skipped, the others still receive it."""
-        try:
-            sinks = self.event_sinks()
-        except PluginError:
-            return
-        for name in sinks:
-            try:
-                sinks[name]().emit(event, properties)
-            except Exception:
-                continue
+    def sinks(self) -> list[EventSink]:
+        """One instance of each event sink; ``[]`` at once when no plugin can register one."""
+        if not self.may_have_event_sinks():
+            return []
+        return self._instances("sink instances", self.event_sinks(), lambda name: (0, name))
+
+    def resolvers(self) -> list[TemplateResolver]:
+        """One instance of each template resolver, in the order they are asked (priority, name)."""
+        registry = self.template_resolvers()
+        return self._instances(
+            "resolver instances", registry, lambda name: (int(getattr(registry[name], "priority", 100)), name)
+        )
+
+    # -- hosts and commands -----------------------------------------------------------------
+    def host(self, host_id: str) -> HostSpec:
+        """The spec of host ``host_id``, loading as little as possible.
+
+        A host binary's console script lives in its plugin's package, so that package is imported
+        already: the entry points of imported packages load first (nearly free), every other
+        entry point only if none of them registers ``host_id``.
+        """
+        if host_id not in self._present(HOSTS):
+            self._load_entries(lambda entry: entry.package in sys.modules)
+        return self.get(HOSTS, host_id, hint="install its memu-host-* distribution (`memu plugins` lists hosts)")
+
+    def add_commands(self, app: typer.Typer, *, third_party: bool = True) -> None:
+        """Fire ``memu_register_commands(app)``: memu-core's commands and, with ``third_party``,
+        every plugin's. A plugin failing here is reported in ``memu plugins``, never fatal."""
+        if third_party:
+            self._load_entries(lambda entry: True)
+        calls.call_each(self._start(), "memu_register_commands", {"app": app}, self._failed)
+
+    def add_host_commands(self, spec: HostSpec, app: typer.Typer, *, third_party: bool = False) -> None:
+        """Fire ``memu_register_host_commands(spec, app)`` for a host binary's app.
+
+        The host's own plugin is loaded already (its spec came from it); ``third_party`` loads
+        every other plugin too, for a verb neither memu-core nor the host adds.
+        """
+        if third_party:
+            self._load_entries(lambda entry: True)
+        calls.call_each(self._start(), "memu_register_host_commands", {"spec": spec, "app": app}, self._failed)
+
+
+def _hashable(plugin: object) -> object:
+    """``plugin``, or a module holding its ``memu_*`` attributes when it cannot be hashed.
+
+    pluggy calls one plugin at a time through ``subset_hook_caller``, which keeps plugins in a
+    set; a ``SimpleNamespace`` (handy in tests and scripts) would break that.
+    """
+    try:
+        hash(plugin)
+    except TypeError:
+        import types
+
+        module = types.ModuleType(f"{PROJECT_NAME}_plugin_{id(plugin):x}")
+        for attr in dir(plugin):
+            if attr.startswith(f"{PROJECT_NAME}_"):
+                setattr(module, attr, getattr(plugin, attr))
+        return module
+    return plugin
 
 
 def _version(dist: str) -> str:
+    if dist == CORE_DISTRIBUTION:
+        from memu_core._version import version
+
+        return version()
+    if dist == IN_PROCESS:
+        return "-"
+    from importlib import metadata
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -287,7 +443,7 @@ _current: Plugins | None = None
 
 
 def get_plugins() -> Plugins:
-    """The process-wide plugin manager (created on first use, loaded on first registry access)."""
+    """The process-wide plugin manager (created on first use; nothing loads until asked)."""
     global _current
     if _current is None:
         _current = Plugins()
@@ -298,3 +454,6 @@ def set_plugins(plugins: Plugins | None) -> None:
     """Replace the process-wide manager (tests install a fresh one; ``None`` resets)."""
     global _current
     _current = plugins
+
+
+__all__ = ["CORE_DISTRIBUTION", "IN_PROCESS", "LoadRecord", "Plugins", "get_plugins", "set_plugins"]

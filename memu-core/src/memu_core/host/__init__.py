@@ -146,8 +146,12 @@ def build_host_app(spec: HostSpec) -> typer.Typer:
     return build(spec)
 
 
-def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
+def run_host(spec: HostSpec | str, argv: list[str] | None = None) -> int:
     """Run a host binary: parse ``argv`` (default ``sys.argv[1:]``) and return the exit code.
+
+    A console script passes its host id (``run_host("codex")``): the spec is looked up among
+    those plugins register through ``memu_register_hosts``, loading only the binary's own plugin
+    when it has it. Passing the spec itself still works.
 
     Handled errors (:class:`memu_core.errors.MemuError`) become one line on stderr and their
     exit code; ``retrieve`` tries the warm server before anything heavy is imported.

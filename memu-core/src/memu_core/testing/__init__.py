@@ -39,9 +39,10 @@ class _FakeDist:
 
 
 def fake_entry_point(
-    name: str, target: Any, *, dist: str = "memu-fake-plugin", version: str = "0.0.1"
+    name: str, target: Any, *, dist: str = "memu-fake-plugin", version: str = "0.0.1", group: str = "memu"
 ) -> metadata.EntryPoint:
-    """An entry point in group ``memu`` that loads ``target`` (a module object, or any object).
+    """An entry point in ``group`` (default ``memu``) that loads ``target`` (a module object, or
+    any object). A plugin registering event sinks also needs one in ``memu.event_sinks``.
 
     ``target`` may also be an exception instance: loading the entry point then raises it, which
     is how tests simulate a plugin that fails to import.
@@ -63,7 +64,7 @@ def fake_entry_point(
         module.plugin = target  # type: ignore[attr-defined]
         value = f"{module_name}:plugin"
     sys.modules[module_name] = module
-    ep = metadata.EntryPoint(name=name, value=value, group="memu")
+    ep = metadata.EntryPoint(name=name, value=value, group=group)
     # EntryPoint is immutable; attach a distribution the way importlib does for installed ones.
     object.__setattr__(ep, "dist", _FakeDist(dist, version))
     return ep
@@ -73,11 +74,12 @@ def fake_entry_point(
 def registered(
     *plugins: Any, entry_points: list[metadata.EntryPoint] | None = None, environ: dict[str, str] | None = None
 ) -> Iterator[Plugins]:
-    """Install a fresh process plugin manager with the built-ins plus ``plugins`` (and fake EPs)."""
-    from memu_core._plugins import builtin
-
+    """Install a fresh process plugin manager: memu-core's plugin, ``plugins`` registered in
+    process (asked like built-ins, sinks included), and ``entry_points`` as if installed."""
     previous = get_plugins()
-    fresh = Plugins(entry_points=lambda: list(entry_points or []), environ=environ or {}, builtins=[builtin, *plugins])
+    fresh = Plugins(entry_points=lambda: list(entry_points or []), environ=environ or {})
+    for plugin in plugins:
+        fresh.register(plugin)
     set_plugins(fresh)
     try:
         yield fresh

@@ -12,6 +12,7 @@ imported when the app is built, and each command imports what it needs when it r
 # at definition time.
 
 import sys
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -30,24 +31,45 @@ def _expand(path: str) -> Path:
     return Path(path).expanduser()
 
 
-def build_host_app(spec: HostSpec) -> "typer.Typer":
-    """The typer app of ``spec``'s binary: the shared verbs, ``init``/``config``, the host's extras."""
+def build_host_app(spec: HostSpec, *, third_party: bool = False) -> "typer.Typer":
+    """The typer app of ``spec``'s binary. Every verb comes through ``memu_register_host_commands``:
+    memu-core adds the shared ones (:func:`add_shared_commands`), the host's plugin its extras, and
+    ``third_party`` asks every other installed plugin too."""
     from memu_core._cli.apps import new_app
+    from memu_core._plugins.manager import get_plugins
 
     app = new_app(
         spec.binary,
         f"memu for {spec.display}: retrieve memory, bridge sessions into it, manage the instruction.",
         distribution=distribution_of(spec),
     )
+    get_plugins().add_host_commands(spec, app, third_party=third_party)
+    return app
+
+
+def add_shared_commands(spec: HostSpec, app: "typer.Typer") -> None:
+    """memu-core's part of every host binary: the shared verbs and ``init``/``config``."""
+    from memu_core._events import emit
+
     add_host_verbs(spec, app)
     try:
         from memu_core._config.commands import build_config_commands
     except ImportError:
         pass  # settings not installed yet: the other verbs still work
     else:
-        build_config_commands(app, spec.binary)
-    if spec.extra_commands is not None:
+        build_config_commands(app, spec.binary, after_init=lambda: emit("cli_install_started", host=spec.id))
+    if spec.extra_commands is not None:  # deprecated: hosts add extras through memu_register_host_commands
         spec.extra_commands(app, spec)
+
+
+def _build(spec: HostSpec, args: Sequence[str]) -> "typer.Typer":
+    # Other plugins load only for a verb neither memu-core nor the host's plugin adds.
+    from typer.main import get_command
+
+    app = build_host_app(spec)
+    verb = next((a for a in args if not a.startswith("-")), None)
+    if verb is not None and verb not in getattr(get_command(app), "commands", {}):
+        app = build_host_app(spec, third_party=True)
     return app
 
 
@@ -129,8 +151,10 @@ def add_host_verbs(spec: HostSpec, app: "typer.Typer") -> None:
     def docs(topic: Annotated[str, typer.Argument(help=" | ".join(GUIDES))]) -> None:
         """Print a guide: install, task (the scheduled bridging task) or uninstall."""
         from memu_core._bridge import guides
+        from memu_core._events import emit
 
         sys.stdout.write(guides.load(spec, topic))
+        emit(f"{topic}_guide_opened", host=spec.id)
 
 
 def _report_removal(changes: list[Any], path: str) -> None:
@@ -141,12 +165,25 @@ def _report_removal(changes: list[Any], path: str) -> None:
         _say(f"{path}: no managed block to remove")
 
 
-def run_host(spec: HostSpec, argv: list[str] | None = None) -> int:
-    """Run ``spec``'s binary in the CLI shell and return its exit code."""
-    from memu_core._cli.host.commands import fast
-    from memu_core._cli.shell import Binary, run
+def run_host(host: HostSpec | str, argv: list[str] | None = None) -> int:
+    """Run a host's binary in the CLI shell and return its exit code.
 
-    binary = Binary(
-        spec.binary, lambda _args: build_host_app(spec), distribution=distribution_of(spec), fast=partial(fast, spec)
-    )
+    ``host`` is the host id its console script passes (the spec comes from the plugins'
+    ``memu_register_hosts``; the binary's own plugin answers without loading the others) or,
+    as before, the spec itself.
+    """
+    from memu_core._cli.host.commands import fast
+    from memu_core._cli.shell import Binary, handled, run
+
+    if isinstance(host, str):
+        from memu_core._plugins.manager import get_plugins
+
+        found: list[HostSpec] = []
+        code = handled(lambda: found.append(get_plugins().host(host)), verbose=False, prog=f"memu-{host}")
+        if not found:
+            return code
+        spec = found[0]
+    else:
+        spec = host
+    binary = Binary(spec.binary, partial(_build, spec), distribution=distribution_of(spec), fast=partial(fast, spec))
     return run(binary, argv)

@@ -98,15 +98,19 @@ def run_retrieve(spec: HostSpec, query: str) -> None:
 
     if not query.strip():
         raise UsageError("the query is empty; pass the user's request or a few keywords in quotes")
+    from memu_core import _events as events
     from memu_core._serve.fastpath import host_retrieve
 
-    if host_retrieve(spec, query):
-        return
-    from memu_core._bridge.backend import open_backend
-    from memu_core._retrieve_output import locate_in_mirror, render, shape_for_agent
+    with events.step("memory_search", host=spec.id) as properties:
+        if host_retrieve(spec, query):
+            properties["warm"] = True
+            return
+        from memu_core._bridge.backend import open_backend
+        from memu_core._retrieve_output import locate_in_mirror, render, shape_for_agent
 
-    result = open_backend().progressive_retrieve(query)
-    _say(render(shape_for_agent(result, locate_in_mirror(spec.default_base()))))
+        result = open_backend().progressive_retrieve(query)
+        properties.update(warm=False, result_count=events.result_count(result))
+        _say(render(shape_for_agent(result, locate_in_mirror(spec.default_base()))))
 
 
 _BODIES: dict[str, Callable[..., None]] = {"retrieve": run_retrieve, "prepare": run_prepare, "commit": run_commit}
