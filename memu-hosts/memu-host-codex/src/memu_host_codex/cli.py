@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 
 from memu_core.host import run_host
-from memu_host_codex.spec import SPEC
 
 
 def main() -> None:
     """Run ``memu-codex``."""
-    sys.exit(run_host(SPEC))
+    sys.exit(run_host("codex"))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import memu_core
 from memu_host_cola.spec import SPEC
 
+if TYPE_CHECKING:
+    from memu_core.host import HostSpec
+
 
 @memu_core.hookimpl
-def memu_register_hosts() -> list[Any]:
+def memu_register_hosts() -> list[HostSpec]:
     """The Cola host spec."""
     return [SPEC]
