@@ -43,8 +43,14 @@ def configure(*, verbose: bool) -> None:
     if verbose:
         import logging
 
-        # Libraries that log through the standard library (alembic, httpx, uvicorn) join in.
-        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+        # Libraries that log through the standard library (alembic, httpx, uvicorn) join in, at
+        # INFO: their DEBUG output would bury memu's own events.
+        logging.basicConfig(
+            level=logging.INFO,
+            stream=sys.stderr,
+            format="timestamp=%(asctime)s level=%(levelname)s logger=%(name)s event=%(message)r",
+            datefmt="%H:%M:%S",
+        )
         _structlog()
 
 
@@ -100,7 +106,14 @@ class Logger:
     def _emit(self, level: int, method: str, event: str, fields: dict[str, Any]) -> None:
         if level < _State.level:
             return
-        getattr(_structlog().get_logger(logger=self.name), method)(event, **fields)
+        try:
+            getattr(_structlog().get_logger().bind(logger=self.name), method)(event, **fields)
+        except Exception:  # a log line is a side channel: it never fails the command
+            return
+
+    def enabled(self, level: int = DEBUG) -> bool:
+        """Whether an event at ``level`` would be written (to skip computing costly fields)."""
+        return level >= _State.level
 
     def debug(self, event: str, **fields: Any) -> None:
         """A step of the work, for ``-v``: what was opened, chosen, scanned or written."""

@@ -26,9 +26,10 @@ from memu_core._engine.inputs import (
 )
 from memu_core._engine.rerank import FILE_PRIOR_WEIGHT, PHRASE_WEIGHT, lift_by_file, phrase_ranking
 from memu_core._engine.segments import segment_file
-from memu_core.text import expand_query, query_phrases
+from memu_core._log import get_logger
 from memu_core.errors import EmbeddingError, FingerprintMismatch, StoreError, UsageError, WriteConflict
 from memu_core.interfaces import AgenticMemoryBackend, Embedder, MemoryStore
+from memu_core.text import expand_query, query_phrases
 from memu_core.types import (
     ChangeSet,
     FileWrite,
@@ -64,6 +65,7 @@ RERANK_DEPTH = 50
 candidates; further down, a lift would not bring a line into the results."""
 COMMIT_ATTEMPTS = 8
 SEARCH_MODES = ("hybrid", "lexical", "dense")
+log = get_logger("memu.engine")
 
 EmbedderFactory = Callable[[], Embedder | None]
 
@@ -92,7 +94,12 @@ class LocalEngine(AgenticMemoryBackend):
         from memu_core.runtime import embedder_factory, open_store
 
         scope = Scope(user_id=settings.user_id, agent_id=settings.agent_id)
-        return cls(open_store(settings), embedder_factory=embedder_factory(settings), default_scope=scope)
+        store = open_store(settings)
+        if log.enabled():
+            from memu_core._config.dsn import redact_dsn
+
+            log.debug("store opened", store=store.name, db=redact_dsn(str(settings.db)))
+        return cls(store, embedder_factory=embedder_factory(settings), default_scope=scope)
 
     # -- embedder ---------------------------------------------------------------------------
     @property
@@ -101,6 +108,8 @@ class LocalEngine(AgenticMemoryBackend):
         if self._factory is not None:
             self._embedder = self._factory()
             self._factory = None
+            chosen = self._embedder
+            log.debug("embedder chosen", embedder=getattr(chosen, "name", type(chosen).__name__) if chosen else "none")
         return self._embedder
 
     def embedder_info(self) -> dict[str, Any] | None:
@@ -193,6 +202,7 @@ class LocalEngine(AgenticMemoryBackend):
                 f"gave up after {COMMIT_ATTEMPTS} attempts: other writers kept changing the same files; "
                 "retry the commit"
             )
+        log.debug("commit wrote", files=len(files), resources=len(resources), **stats)
         after_files = self.store.get_files(scope, [f.key for f in files])
         after_resources = self.store.get_resources(scope, [r.path for r in resources])
         return {
@@ -395,6 +405,14 @@ class LocalEngine(AgenticMemoryBackend):
         resource_out = [
             {**res_rows[h.id].to_json(), "score": round(h.score, 6)} for h in res_top if h.id in res_rows
         ]
+        log.debug(
+            "retrieve ranked",
+            mode=used,
+            candidates=len(fused),
+            segments=len(segment_out),
+            files=len(file_out),
+            resources=len(resource_out),
+        )
         return {
             "segments": segment_out,
             "files": file_out,
