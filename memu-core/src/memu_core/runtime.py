@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memu_core._log import get_logger
 from memu_core._plugins.manager import get_plugins
 from memu_core._plugins.registry import BACKENDS, EMBEDDERS, STORES
 from memu_core.errors import ConfigError
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from memu_core.settings import Settings
 
 _BACKEND_HINTS = {"cloud": "pip install memu-backend-cloud"}
+log = get_logger("memu.runtime")
 _MEMORY_URLS = (":memory:", "inmemory", "memory://")
 
 
@@ -69,7 +71,12 @@ def open_store(settings: Any = None) -> MemoryStore:
     cls = store_class_for(url)
     if "://" not in url and url.strip().lower() not in (":memory:", "inmemory"):
         url = str(Path(url).expanduser())
-    return cls.open(url)
+    store = cls.open(url)
+    if log.enabled():
+        from memu_core._config.dsn import redact_dsn
+
+        log.debug("store opened", store=cls.name, db=redact_dsn(url))
+    return store
 
 
 def embedder_factory(settings: Any = None) -> Callable[[], Embedder | None]:
@@ -85,7 +92,9 @@ def embedder_factory(settings: Any = None) -> Callable[[], Embedder | None]:
 
         embedders = get_plugins().lookup(EMBEDDERS)
         s = settings if settings is not None else _settings(None)
-        if choose(s, embedders).embedder is None:
+        choice = choose(s, embedders)
+        log.debug("embedder chosen", embedder=choice.embedder or "none", reason=choice.reason)
+        if choice.embedder is None:
             return None
         from memu_core.settings import Settings as FullSettings
 

@@ -94,12 +94,7 @@ class LocalEngine(AgenticMemoryBackend):
         from memu_core.runtime import embedder_factory, open_store
 
         scope = Scope(user_id=settings.user_id, agent_id=settings.agent_id)
-        store = open_store(settings)
-        if log.enabled():
-            from memu_core._config.dsn import redact_dsn
-
-            log.debug("store opened", store=store.name, db=redact_dsn(str(settings.db)))
-        return cls(store, embedder_factory=embedder_factory(settings), default_scope=scope)
+        return cls(open_store(settings), embedder_factory=embedder_factory(settings), default_scope=scope)
 
     # -- embedder ---------------------------------------------------------------------------
     @property
@@ -108,8 +103,6 @@ class LocalEngine(AgenticMemoryBackend):
         if self._factory is not None:
             self._embedder = self._factory()
             self._factory = None
-            chosen = self._embedder
-            log.debug("embedder chosen", embedder=getattr(chosen, "name", type(chosen).__name__) if chosen else "none")
         return self._embedder
 
     def embedder_info(self) -> dict[str, Any] | None:
