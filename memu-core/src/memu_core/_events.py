@@ -5,6 +5,8 @@ The pipeline calls :func:`emit` (or wraps a step in :func:`step`) after ``init``
 raise and never print: an event is a side channel, and the command's output and exit code must
 not depend on it.
 
+The events and their properties are listed in :data:`memu_core.hookspecs.EVENTS`.
+
 It has to stay cheap on the per-turn ``retrieve``, where most installs have no sink at all.
 Only plugins that declare sinks are asked (entry point group ``memu.event_sinks``; memu-core
 registers none), so with none declared this costs one read of the installed metadata and
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memu_core.types import EventValue
+
 
 
 def emit(name: str, properties: Mapping[str, EventValue] | None = None, *, host: str = "") -> None:

@@ -34,6 +34,23 @@ if TYPE_CHECKING:
         TemplateResolver,
     )
 
+EVENTS: dict[str, str] = {
+    "memory_search_succeeded": "`retrieve` answered (`memu` and host binaries): `result_count`, `warm`",
+    "memory_search_failed": "`retrieve` failed: `error_type`",
+    "memory_commit_succeeded": "`commit` stored files (`memu` and host binaries): `recall_file_count`, "
+    "`resource_count` (hosts: also `forgotten_count`)",
+    "memory_commit_failed": "`commit` failed: `error_type`",
+    "memory_prepare_succeeded": "a host's `prepare` wrote jobs: `session_count`, `job_count`, `remaining_count`",
+    "memory_prepare_failed": "a host's `prepare` failed: `error_type`",
+    "cli_install_started": "`init` recorded the configuration (`memu` and host binaries)",
+    "install_guide_opened": "a host's `docs install`",
+    "task_guide_opened": "a host's `docs task`",
+    "uninstall_guide_opened": "a host's `docs uninstall`",
+}
+"""Every event an :class:`~memu_core.interfaces.EventSink` receives, and when (with which
+properties). Each also carries ``latency_ms``, except the install and guide events; ``host`` is
+the host id on events from a host binary. Properties are counts and labels, never content."""
+
 
 @hookspec
 def memu_register_stores() -> list[type[MemoryStore]]:
@@ -68,7 +85,8 @@ def memu_register_backends() -> list[type[AgenticMemoryBackend]]:
     Fires when a command first needs a backend (``retrieve``, ``commit``, ``prepare``,
     ``list-files``…); the built-in ``local`` backend answers without loading other plugins.
 
-    Returns the classes, each with a unique ``name``; ``MEMU_MEMORY_MODE`` selects by it.
+    Returns the classes, each with a unique ``name``; ``MEMU_MEMORY_MODE`` (``local`` or
+    ``cloud``) selects by it.
     """
     raise NotImplementedError
 
@@ -93,9 +111,10 @@ def memu_register_event_sinks() -> list[type[EventSink]]:
 
     Fires on a process's first event. Events are emitted after each step of the pipeline:
     ``init``, a host's ``docs``, ``prepare``, ``commit`` and ``retrieve``, and ``memu commit``
-    and ``memu retrieve``. So that the per-turn ``retrieve`` never imports every plugin to find
-    out whether one listens, memu asks only plugins that declare this hook: an entry point of
-    the same name in the group ``memu.event_sinks`` (built-in and in-process plugins need not).
+    and ``memu retrieve`` (the table below lists them). So that the per-turn ``retrieve`` never
+    imports every plugin to find out whether one listens, memu asks only plugins that declare
+    this hook: an entry point of the same name in the group ``memu.event_sinks`` (in-process
+    plugins need not; ``memu plugins`` flags a plugin that implements it undeclared).
 
     Returns the classes, each with a unique ``name`` and a constructor taking no argument.
     memu builds each once per process and gives every instance every event
@@ -109,8 +128,8 @@ def memu_register_template_resolvers() -> list[type[TemplateResolver]]:
     """Register :class:`~memu_core.interfaces.TemplateResolver` classes.
 
     Fires the first time a process needs a job template or the retrieval text: a host's
-    ``prepare`` (job files, and the refreshed retrieval procedure), ``install-instruction`` and
-    ``init``. Every plugin is loaded for it.
+    ``prepare`` (the job files, and the retrieval procedure it refreshes) and
+    ``install-instruction``. Every plugin is loaded for it.
 
     Returns the classes, each with a unique ``name``, a ``priority`` (lower is asked first;
     default 100) and a constructor taking no argument. The first valid answer wins. memu-core

@@ -20,6 +20,8 @@ def run_plugins(as_json: bool) -> None:
         ("embedders", plugins.embedders),
         ("backends", plugins.backends),
         ("hosts", plugins.hosts),
+        ("event sinks", plugins.event_sinks),
+        ("template resolvers", plugins.template_resolvers),
     ):
         try:
             registered[kind] = sorted(registry_of())
@@ -35,6 +37,8 @@ def run_plugins(as_json: bool) -> None:
             print(f"    hooks: {', '.join(record.hooks)}")
         if record.error:
             print(f"    LOAD ERROR: {record.error}")
+        for note in record.notes:
+            print(f"    note: {note}")
     for kind, names in registered.items():
         print(f"{kind}: {', '.join(names) or 'none'}")
 
