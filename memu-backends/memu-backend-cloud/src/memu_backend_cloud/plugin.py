@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memu_core import hookimpl
 
+if TYPE_CHECKING:
+    from memu_core.interfaces import AgenticMemoryBackend
+
 
 @hookimpl
-def memu_register_backends() -> list[type[Any]]:
+def memu_register_backends() -> list[type[AgenticMemoryBackend]]:
     """The ``cloud`` backend (``MEMU_MEMORY_MODE=cloud``). httpx loads when it is built."""
     from memu_backend_cloud.backend import CloudBackend
 

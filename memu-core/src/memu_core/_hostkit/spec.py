@@ -48,7 +48,8 @@ class HostSpec:
     schedule_command: str = ""
     """How a scheduler launches the host headless (``claude -p {prompt}``); empty for native."""
     extra_commands: Callable[[typer.Typer, HostSpec], None] | None = field(default=None, compare=False)
-    """Adds host-only verbs to the CLI (``cowork`` for Claude Code)."""
+    """Deprecated, still honoured for one release: add host-only verbs by implementing
+    ``memu_register_host_commands(spec, app)`` in the host's plugin module instead."""
 
     @property
     def binary(self) -> str:
