@@ -98,3 +98,11 @@ def test_a_fast_path_runs_without_typer_and_in_the_same_shell(capsys: pytest.Cap
     assert shell.run(binary, ["go", "-v"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and "error: fast and handled" in err
+
+
+def test_versions_come_from_the_installed_distributions() -> None:
+    assert shell.distribution_version("memu-core") == shell.distribution_version("memu_core") != "0+unknown"
+    assert shell.distribution_version("pluggy") != "0+unknown"
+    assert shell.distribution_version("no-such-distribution-here") == "0+unknown"
+    assert shell.version_line("memu-demo", "memu-core").startswith("memu-demo ")
+    assert "(memu-core " in shell.version_line("memu-demo", "pluggy")

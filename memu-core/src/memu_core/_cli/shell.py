@@ -65,13 +65,21 @@ def split_verbose(args: Sequence[str]) -> tuple[bool, list[str]]:
 
 
 def distribution_version(distribution: str) -> str:
-    """The installed version of ``distribution``, or ``0+unknown`` in a never-installed tree."""
+    """The installed version of ``distribution`` (or of the distribution that ships the import
+    package of that name), or ``0+unknown`` in a never-installed tree."""
     from importlib import metadata
 
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
-        return "0+unknown"
+        pass
+    # A host plugin names its import package; its distribution may be spelled differently.
+    for name in metadata.packages_distributions().get(distribution, []):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return "0+unknown"
 
 
 def version_line(prog: str, distribution: str) -> str:
