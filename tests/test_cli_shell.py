@@ -144,3 +144,25 @@ def probe(env: dict[str, str], *args: str) -> str:
 def test_a_lexical_retrieve_loads_no_framework_and_structlog_only_when_verbose(stored: dict[str, str]) -> None:
     assert probe(stored, "retrieve", "deploy") == "LOADED []"
     assert probe(stored, "-v", "retrieve", "deploy") == "LOADED ['structlog']"
+
+
+HOST_PROBE = """
+import sys
+from memu_host_codex.cli import main
+try:
+    main()
+except SystemExit as exc:
+    assert exc.code == 0, exc.code
+watched = {"typer", "click", "pydantic", "pydantic_settings", "structlog"}
+print("LOADED", sorted({m.split(".")[0] for m in sys.modules} & watched), file=sys.stderr)
+"""
+
+
+def test_a_host_bridging_run_loads_no_framework(stored: dict[str, str], tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for args in (["prepare", "--session-dir", str(sessions)], ["commit"], ["retrieve", "deploy"]):
+        out = subprocess.run(
+            [sys.executable, "-c", HOST_PROBE, *args], env=stored, capture_output=True, text=True, timeout=120
+        )
+        assert out.stderr.strip().splitlines()[-1] == "LOADED []", (args, out.stderr[-500:])
