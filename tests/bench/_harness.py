@@ -25,10 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memu_core.testing import corpus
+from memu_core.testing.corpus import generate_files
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SIZES = (10, 1_000, 10_000, 100_000)
 """Store sizes in recall files."""
-SEED = 20240217
+SEED = corpus.SEED
 """Every corpus derives from this seed, so two runs measure the same data."""
 CACHE_ENV = "MEMU_BENCH_CACHE"
 
@@ -234,164 +237,8 @@ def python() -> str:
 
 
 # -- seeded corpora ---------------------------------------------------------------------------
-_TOPICS = (
-    "deploy",
-    "release",
-    "database",
-    "migration",
-    "cache",
-    "queue",
-    "worker",
-    "scheduler",
-    "auth",
-    "token",
-    "login",
-    "session",
-    "api",
-    "endpoint",
-    "client",
-    "server",
-    "proxy",
-    "certificate",
-    "docker",
-    "kubernetes",
-    "helm",
-    "terraform",
-    "ansible",
-    "nginx",
-    "postgres",
-    "sqlite",
-    "redis",
-    "kafka",
-    "webhook",
-    "cron",
-    "backup",
-    "restore",
-    "logging",
-    "metrics",
-    "tracing",
-    "alerting",
-    "pytest",
-    "fixture",
-    "coverage",
-    "linting",
-    "typing",
-    "refactor",
-    "benchmark",
-    "profiling",
-    "memory",
-    "latency",
-    "throughput",
-    "timeout",
-    "retry",
-    "rate",
-    "limit",
-    "pagination",
-    "cursor",
-    "index",
-    "schema",
-    "frontend",
-    "react",
-    "css",
-    "build",
-    "bundle",
-    "webpack",
-    "vite",
-    "rust",
-    "cargo",
-    "golang",
-    "module",
-    "python",
-    "poetry",
-    "pip",
-    "venv",
-    "node",
-    "npm",
-    "yarn",
-    "git",
-    "branch",
-    "rebase",
-    "merge",
-    "review",
-    "ci",
-    "pipeline",
-    "artifact",
-    "secret",
-    "vault",
-    "ssh",
-)
-_VERBS = (
-    "prefers",
-    "uses",
-    "avoids",
-    "fixed",
-    "configured",
-    "pinned",
-    "documented",
-    "tested",
-    "moved",
-    "renamed",
-    "replaced",
-    "upgraded",
-    "debugged",
-    "measured",
-    "enabled",
-    "disabled",
-    "split",
-)
-_FILLER = (
-    "the",
-    "a",
-    "for",
-    "with",
-    "after",
-    "before",
-    "when",
-    "because",
-    "in",
-    "on",
-    "the team",
-    "locally",
-    "in production",
-    "on staging",
-    "every night",
-    "by default",
-    "on macOS",
-    "on Linux",
-)
-
-
-def _sentence(rng: random.Random, words: int) -> str:
-    parts: list[str] = []
-    while len(parts) < words:
-        roll = rng.random()
-        pool = _TOPICS if roll < 0.55 else _VERBS if roll < 0.7 else _FILLER
-        parts.append(rng.choice(pool))
-    # A numbered identifier makes lines distinct, as real notes (versions, ports, tickets) are.
-    parts.append(f"#{rng.randrange(100_000)}")
-    return " ".join(parts).capitalize() + "."
-
-
-def generate_files(
-    count: int, *, seed: int = SEED, prefix: str = "note", lines: tuple[int, int] = (1, 3)
-) -> list[dict[str, str]]:
-    """``count`` memory files (name, description, 1-3 content lines by default), reproducible."""
-    rng = random.Random(f"{seed}:{prefix}:{count}")
-    files = []
-    for i in range(count):
-        topic = rng.choice(_TOPICS)
-        body = [f"- {_sentence(rng, rng.randint(6, 16))}" for _ in range(rng.randint(*lines))]
-        files.append(
-            {
-                "track": "memory",
-                "name": f"{prefix}-{i:06d}-{topic}",
-                "description": _sentence(rng, 5),
-                "content": "\n".join(body),
-            }
-        )
-    return files
-
-
+# Files come from memu_core.testing.corpus (shared with the search tests); sessions and queries
+# draw on its vocabulary.
 def generate_sessions(
     count: int, *, records: int = 200, seed: int = SEED
 ) -> Iterator[tuple[str, list[dict[str, str]]]]:
@@ -406,7 +253,7 @@ def generate_sessions(
             out.append(
                 {
                     "role": "user" if r % 2 == 0 else "assistant",
-                    "text": _sentence(rng, rng.randint(8, 40)),
+                    "text": corpus.sentence(rng, rng.randint(8, 40)),
                     "timestamp": (stamp + _dt.timedelta(seconds=20 * r)).isoformat(),
                 }
             )
@@ -417,7 +264,7 @@ def queries(count: int, *, seed: int = SEED) -> list[str]:
     """Agent-like questions over the corpus vocabulary."""
     rng = random.Random(f"{seed}:queries")
     return [
-        f"how do we {rng.choice(_VERBS)} the {rng.choice(_TOPICS)} {rng.choice(_TOPICS)}"
+        f"how do we {rng.choice(corpus.VERBS)} the {rng.choice(corpus.TOPICS)} {rng.choice(corpus.TOPICS)}"
         for _ in range(count)
     ]
 

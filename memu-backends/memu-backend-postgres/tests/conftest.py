@@ -126,3 +126,23 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):
         if key.startswith("MEMU_") and key != "MEMU_TEST_POSTGRES_DSN":
             monkeypatch.delenv(key)
+
+
+@pytest.fixture(scope="module")
+def module_store_url(pg_session_db: str) -> Iterator[Callable[[], str]]:
+    """Like ``new_store_url``, for stores that a whole module shares (large, slow to fill)."""
+    import psycopg
+
+    made: list[str] = []
+
+    def make() -> str:
+        schema = f"m_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(pg_session_db, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+        made.append(schema)
+        return _url(pg_session_db, pg_session_db.rsplit("/", 1)[1].split("?")[0], schema)
+
+    yield make
+    with psycopg.connect(pg_session_db, autocommit=True) as conn:
+        for schema in made:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

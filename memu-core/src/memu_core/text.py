@@ -147,11 +147,16 @@ def query_phrases(query: str) -> list[str]:
     return list(phrases)[:MAX_PHRASES]
 
 
-def expand_query(query: str) -> str:
-    """``query`` followed by the other forms of its terms, for lexical search.
+FORMS_MARK = "\x1f"
+"""Separates the words a user typed from the forms :func:`expand_query` added. It is not a
+word character, so a store that knows nothing of it searches every term alike."""
 
-    The original terms come first, so when :data:`MAX_TERMS` cuts a long query it cuts forms,
-    never words the user typed.
+
+def expand_query(query: str) -> str:
+    """``query``, then :data:`FORMS_MARK`, then the other forms of its terms, for lexical search.
+
+    The typed words come first, so when :data:`MAX_TERMS` cuts a long query it cuts forms, never
+    words the user typed; :func:`lexical_terms` splits the two apart again.
     """
     terms = query_terms(query)
     per_term = [word_forms(t) for t in terms]
@@ -161,68 +166,63 @@ def expand_query(query: str) -> str:
         for forms in per_term:
             if i < len(forms) and forms[i] not in terms:
                 extra.setdefault(forms[i], None)
-    return " ".join([query, *extra]) if extra else query
+    return " ".join([query, FORMS_MARK, *extra]) if extra else query
 
 
-def term_families(terms: list[str]) -> list[list[str]]:
-    """``terms`` grouped as a word followed by its other forms, in query order.
+def lexical_terms(query: str) -> tuple[list[str], int]:
+    """The search terms of a query from :func:`expand_query`, and how many the user typed.
 
-    :func:`expand_query` writes the user's words first and their forms after them, so a term
-    that is a form of an earlier term joins that term's family: ``["retry", "queue", "retries"]``
-    gives ``[["retry", "retries"], ["queue"]]``. A family's first term is the word the user typed.
+    The typed terms come first; a query without :data:`FORMS_MARK` is all typed.
     """
-    families: list[list[str]] = []
-    owner: dict[str, int] = {}
-    for term in terms:
-        index = owner.get(term)
-        if index is not None:
-            families[index].append(term)
-            continue
-        owner[term] = len(families)
-        families.append([term])
-        for form in word_forms(term):
-            owner.setdefault(form, owner[term])
-    return families
+    typed_part, _, forms_part = query.partition(FORMS_MARK)
+    typed = query_terms(typed_part)
+    forms = [t for t in query_terms(forms_part) if t not in typed] if forms_part else []
+    terms = (typed + forms)[:MAX_TERMS]
+    return terms, min(len(typed), len(terms))
 
 
-def required_terms(terms: list[str], counts: dict[str, int], budget: int) -> list[str]:
+def required_terms(terms: list[str], counts: dict[str, int], budget: int, typed: int | None = None) -> list[str]:
     """The terms of which a candidate row must hold one, so scoring stays near ``budget`` rows.
 
-    ``counts`` says how many rows hold each term. When all terms together hold at most
+    ``counts`` says how many rows hold each term; the first ``typed`` terms (all by default) are
+    the words the user typed, the rest their forms. When all terms together hold at most
     ``budget`` rows, every term is required (a plain OR). Past that, only rows with one of the
     rarest words are scored (still on every term); rows with only common words score lowest
-    under BM25 anyway. The rule decides on the user's own words (each family's first term) and
-    guarantees:
+    under BM25 anyway. The rule guarantees:
 
-    - the rarest word the store holds is always required, so a query whose words are stored
-      always has candidates, and a row holding every word of the query is always among them;
-    - forms only widen: they are added after the words are chosen, while the budget allows (the
-      rarest stored form is required when none of the user's words is stored), and a term no
-      row holds costs nothing and is kept (it changes no candidate set).
+    - the typed words are chosen exactly as if the query had no forms: the rarest stored word
+      is always required, so a query whose words are stored always has candidates, and a row
+      holding every typed word is always among them;
+    - forms only widen: they are added after the words, while the budget allows (the rarest
+      stored form stands in when no typed word is stored), and a term no row holds costs
+      nothing and is kept (it changes no candidate set).
     """
-    if sum(counts.get(t, 0) for t in terms) <= budget:
+    n = len(terms) if typed is None else typed
+    words, forms = terms[:n], terms[n:]
+
+    def rows(group: list[str]) -> int:
+        return sum(counts.get(t, 0) for t in group)
+
+    if rows(terms) <= budget:
         return list(terms)
-    families = term_families(terms)
-    held = sorted((f for f in families if counts.get(f[0], 0) > 0), key=lambda f: counts[f[0]])
     required: dict[str, None] = {t: None for t in terms if counts.get(t, 0) == 0}
     total = 0
-    chosen: list[list[str]] = []
-    for family in held:
-        if chosen and total + counts[family[0]] > budget:
-            break
-        required[family[0]] = None
-        total += counts[family[0]]
-        chosen.append(family)
+    if rows(words) <= budget:
+        required.update(dict.fromkeys(words))
+        total = rows(words)
+    else:
+        for word in sorted((w for w in words if counts.get(w, 0) > 0), key=lambda w: counts[w]):
+            if total and total + counts[word] > budget:
+                break
+            required[word] = None
+            total += counts[word]
     # Forms of the chosen words first, then the others, rarest first within each group.
-    later = [f for f in families if f not in chosen]
-    for group in (chosen, later):
-        forms = sorted((t for f in group for t in f[1:] if counts.get(t, 0) > 0), key=lambda t: counts[t])
-        for form in forms:
-            if total + counts[form] <= budget or not total:
-                # ``not total``: no word the user typed is stored, so the rarest stored form
-                # stands in for them (``retrying`` asked, only ``retry`` stored).
-                required[form] = None
-                total += counts[form]
+    chosen_forms = {f for w in words if w in required for f in word_forms(w)}
+    stored = sorted((f for f in forms if counts.get(f, 0) > 0), key=lambda f: (f not in chosen_forms, counts[f]))
+    for form in stored:
+        if total + counts[form] <= budget or not total:
+            required[form] = None
+            total += counts[form]
     return list(required)
 
 
@@ -235,21 +235,29 @@ class CandidateRule:
     also: tuple[str, ...] = ()
 
 
-def candidate_rules(terms: list[str], counts: dict[str, int], budget: int) -> list[CandidateRule]:
+def candidate_rules(
+    terms: list[str], counts: dict[str, int], budget: int, typed: int | None = None
+) -> list[CandidateRule]:
     """The candidate sets to try, narrowest first; a store uses the first that fills its limit.
 
     The last rule is :func:`required_terms`. When even that holds more than ``budget`` rows
     (on a large store a common word can be in a tenth of all lines), a narrower rule comes
-    first: rows that hold a required term *and* one of the other stored terms. Those are the
-    rows that score highest (they match more of the query), a row holding every word of the
-    query is among them, and scoring them costs a fraction of scoring every row with the
+    first: rows that hold a required term *and* another typed word (in any form). Those are
+    the rows that score highest (they match more of the query), a row holding every stored
+    typed word is among them, and scoring them costs a fraction of scoring every row with the
     rarest word. When fewer rows than the store's limit qualify, the store falls back to the
     wider rule, so a narrow rule never empties an answer.
     """
-    required = required_terms(terms, counts, budget)
+    required = required_terms(terms, counts, budget, typed)
     wide = CandidateRule(tuple(required))
-    # required_terms keeps every term no row holds, so the others are all stored terms.
-    others = tuple(t for t in terms if t not in required)
-    if not others or sum(counts.get(t, 0) for t in required) <= budget:
+    if sum(counts.get(t, 0) for t in required) <= budget:
         return [wide]
-    return [CandidateRule(tuple(required), others), wide]
+    n = len(terms) if typed is None else typed
+    # Stored typed words left out of the required set: a row holding every stored typed word
+    # holds them, so requiring one of them (or one of their forms) keeps that row.
+    others = [w for w in terms[:n] if counts.get(w, 0) > 0 and w not in required]
+    if not others:
+        return [wide]
+    forms = {f for w in others for f in word_forms(w)}
+    also = tuple(t for t in terms if t not in required and counts.get(t, 0) > 0 and (t in others or t in forms))
+    return [CandidateRule(tuple(required), also), wide]

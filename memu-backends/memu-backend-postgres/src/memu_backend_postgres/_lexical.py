@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memu_core.text import normalise, query_terms
+from memu_core.text import lexical_terms, normalise
 
 # Same rule as ``query_terms``: runs of letters and digits, underscore as a separator (FTS5's
 # unicode61 tokenizer treats punctuation, underscore included, the same way).
@@ -82,11 +82,15 @@ def index_text(kind: str, primary: str, secondary: str) -> Indexed:
     return Indexed(literal, len(first) + len(second), json.dumps(counts, ensure_ascii=False))
 
 
-def lexemes(text: str) -> list[str]:
-    """The distinct search terms of a query, in the store's lexeme spelling."""
-    # query_terms already normalised and split with the same rule; normalising a second time
+def lexemes(text: str) -> tuple[list[str], int]:
+    """The distinct search terms of a query in the store's lexeme spelling, and how many of
+    them (the first ones) the user typed (:func:`memu_core.text.lexical_terms`)."""
+    # lexical_terms already normalised and split with the same rule; normalising a second time
     # is not idempotent (NFKD can reveal new capitals, as in mathematical letters).
-    return list(dict.fromkeys(term[:_MAX_LEXEME] for term in query_terms(text)))
+    terms, typed = lexical_terms(text)
+    spelled = [term[:_MAX_LEXEME] for term in terms]
+    distinct = list(dict.fromkeys(spelled))
+    return distinct, len(dict.fromkeys(spelled[:typed]))
 
 
 def tsquery_literal(terms: Sequence[str]) -> str:

@@ -40,7 +40,7 @@ def lexical(
 
     params: dict[str, Any] = {}
     filters = where_sql(where, params, "x") + tracks_sql(tracks, params, "x")  # validates first
-    terms = _lexical.lexemes(query)
+    terms, typed = _lexical.lexemes(query)
     if not terms or limit <= 0:
         return []
     table, rows_col, tokens_col = _TABLES[kind]
@@ -87,7 +87,7 @@ def lexical(
         LIMIT :limit
     """
     hits: list[Hit] = []
-    for rule in candidate_rules(terms, df, BUDGET):
+    for rule in candidate_rules(terms, df, BUDGET, typed):
         params["tsq"] = _tsquery(rule)
         hits = [Hit(row.id, float(row.score)) for row in conn.execute(sa.text(sql), params)]
         # A narrow candidate rule that cannot fill the limit gives way to a wider one.

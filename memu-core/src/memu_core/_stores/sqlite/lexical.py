@@ -42,24 +42,25 @@ def _row_counts(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
     return counts
 
 
-def segment_matches(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
-    """``MATCH`` expressions for ``terms`` (non-empty) over ``segments_fts``, narrowest first.
+def segment_matches(conn: sqlite3.Connection, terms: list[str], typed: int) -> list[str]:
+    """``MATCH`` expressions for ``terms`` (non-empty; the first ``typed`` typed by the user,
+    the rest their forms) over ``segments_fts``, narrowest first.
 
     The store runs them in order and keeps the first that fills its limit (the last always
     counts); see :func:`memu_core.text.candidate_rules`.
     """
     counts = _row_counts(conn, terms)
-    return [_expression(rule, terms) for rule in candidate_rules(terms, counts, BUDGET)]
+    return [_expression(rule, terms) for rule in candidate_rules(terms, counts, BUDGET, typed)]
 
 
 def _expression(rule: CandidateRule, terms: list[str]) -> str:
-    # bm25() scores only the terms the expression names, so every term appears in it. Terms a
-    # candidate need not hold are OR-ed with the marker word every row carries; under a narrow
-    # rule the other terms are exactly ``rule.also`` (a term no row holds is always required).
+    # bm25() scores only the terms the expression names, so every term appears in it: the ones
+    # a candidate need not hold are OR-ed with the marker word every row carries.
     required = _any(list(rule.required))
     rest = [t for t in terms if t not in rule.required]
     if not rest:
         return required
+    optional = f"{_any(rest)} OR tag : {EVERY_ROW}"
     if rule.also:
-        return f"({required}) AND ({_any(rest)})"
-    return f"({required}) AND ({_any(rest)} OR tag : {EVERY_ROW})"
+        return f"({required}) AND ({_any(list(rule.also))}) AND ({optional})"
+    return f"({required}) AND ({optional})"

@@ -30,7 +30,7 @@ from memu_core._stores.sqlite.rows import (
 )
 from memu_core.errors import MemuError, StoreError, UsageError
 from memu_core.interfaces import MemoryStore
-from memu_core.text import query_terms
+from memu_core.text import lexical_terms, query_terms
 from memu_core.types import (
     ChangeSet,
     Fingerprint,
@@ -228,12 +228,12 @@ class SqliteStore(MemoryStore):
     ) -> list[Hit]:
         """FTS5 ``MATCH`` of the OR-ed query terms, ranked by ``bm25()`` (text above context)."""
         cond, params = scope_sql(c.check_where(where), "s", c.check_tracks(tracks))
-        terms = query_terms(query)
+        terms, typed = lexical_terms(query)
         if not terms or limit < 1:
             return []
         hits: list[Hit] = []
         with self._read() as conn:
-            matches = lexical.segment_matches(conn, terms)
+            matches = lexical.segment_matches(conn, terms, typed)
             for match in matches:
                 hits = self._rank_segments(conn, match, cond, params, limit)
                 # A narrow candidate rule that cannot fill the limit gives way to a wider one.
