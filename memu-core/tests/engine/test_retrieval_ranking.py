@@ -16,10 +16,10 @@ from memu_core._engine.engine import LocalEngine
 from memu_core._engine.fusion import fuse
 from memu_core._engine.rerank import lift_by_file, phrase_ranking
 from memu_core._engine.segments import segment_file
-from memu_core.text import expand_query, query_phrases, query_terms, word_forms
 from memu_core._stores.memory import InMemoryStore
 from memu_core._stores.sqlite.store import SqliteStore
 from memu_core.testing.embedders import HashingEmbedder
+from memu_core.text import expand_query, query_phrases, query_terms, word_forms
 from memu_core.types import Hit, Scope, Segment
 
 

@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memu_core.text import query_terms
 from memu_core.errors import FingerprintMismatch, UsageError, WriteConflict
 from memu_core.interfaces import MemoryStore
 from memu_core.testing import strategies as mst
+from memu_core.text import query_terms
 from memu_core.types import (
     ChangeSet,
     FileWrite,
