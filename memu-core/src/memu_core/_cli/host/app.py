@@ -173,13 +173,16 @@ def run_host(host: HostSpec | str, argv: list[str] | None = None) -> int:
     as before, the spec itself.
     """
     from memu_core._cli.host.commands import fast
-    from memu_core._cli.shell import Binary, handled, run
+    from memu_core._cli.shell import Binary, handled, run, split_verbose, utf8_streams
 
     if isinstance(host, str):
         from memu_core._plugins.manager import get_plugins
 
+        # The lookup may fail before the shell runs: its one line obeys the shell's rules too.
+        utf8_streams()
+        verbose = split_verbose(sys.argv[1:] if argv is None else argv)[0]
         found: list[HostSpec] = []
-        code = handled(lambda: found.append(get_plugins().host(host)), verbose=False, prog=f"memu-{host}")
+        code = handled(lambda: found.append(get_plugins().host(host)), verbose=verbose, prog=f"memu-{host}")
         if not found:
             return code
         spec = found[0]
