@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memu_core import PROJECT_NAME
 
@@ -21,35 +21,35 @@ _OFF = {"0", "none", "off", "false", "no"}
 _ALL = {"*", "all"}
 
 
-class DistributionLike(Protocol):
-    """What memu reads of an entry point's distribution."""
+if TYPE_CHECKING:  # protocols cost a class each at import time; only the type checker needs them
 
-    @property
-    def name(self) -> str: ...
+    class DistributionLike(Protocol):
+        """What memu reads of an entry point's distribution."""
 
-    @property
-    def version(self) -> str: ...
+        @property
+        def name(self) -> str: ...
 
+        @property
+        def version(self) -> str: ...
 
-class EntryPointLike(Protocol):
-    """An installed entry point (``importlib.metadata.EntryPoint`` or a discovered one)."""
+    class EntryPointLike(Protocol):
+        """An installed entry point (``importlib.metadata.EntryPoint`` or a discovered one)."""
 
-    @property
-    def name(self) -> str: ...
+        @property
+        def name(self) -> str: ...
 
-    @property
-    def value(self) -> str: ...
+        @property
+        def value(self) -> str: ...
 
-    @property
-    def group(self) -> str: ...
+        @property
+        def group(self) -> str: ...
 
-    @property
-    def dist(self) -> DistributionLike | None: ...
+        @property
+        def dist(self) -> DistributionLike | None: ...
 
-    def load(self) -> Any: ...
+        def load(self) -> Any: ...
 
-
-EntryPointLister = Callable[[], Iterable[EntryPointLike]]
+    EntryPointLister = Callable[[], Iterable[EntryPointLike]]
 
 
 def installed_entry_points() -> Iterable[EntryPointLike]:

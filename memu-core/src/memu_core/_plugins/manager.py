@@ -27,14 +27,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 from memu_core import PROJECT_NAME
 from memu_core._plugins import calls
-from memu_core._plugins.entries import (
-    SINKS_GROUP,
-    Entry,
-    EntryPointLister,
-    Switches,
-    installed_entry_points,
-    wanted_entries,
-)
+from memu_core._plugins.entries import SINKS_GROUP, Entry, Switches, installed_entry_points, wanted_entries
 from memu_core._plugins.registry import (
     BACKENDS,
     EMBEDDERS,
@@ -53,6 +46,7 @@ if TYPE_CHECKING:
     import typer
 
     from memu_core._hostkit.spec import HostSpec
+    from memu_core._plugins.entries import EntryPointLister
     from memu_core.interfaces import AgenticMemoryBackend, Embedder, EventSink, MemoryStore, TemplateResolver
 
 T = TypeVar("T")
