@@ -1,63 +1,112 @@
-"""Markdown files with a small frontmatter block: how memu reads and writes recall files on disk.
+"""The one Markdown-with-frontmatter format of recall files, read and written.
 
-The frontmatter is the flat ``key: value`` subset of YAML that memU's mirror uses (``name``,
-``description``, ``track``); values that would not survive a round trip are JSON-quoted.
+The mirror (``sync`` writes, ``commit`` reads back) and ``memu commit --from-dir`` both go through
+here, so a file is stored the same whichever path commits it. A file is a ``---`` line, flat
+``key: value`` lines, a ``---`` line, then the body. A value that would not read back as written
+(quotes at its ends, ``: `` inside, a line break, surrounding blanks…) is written JSON-quoted,
+which YAML also reads as a double-quoted string; single-quoted YAML values are read too.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:\s?(.*)$")
+from memu_core.errors import UsageError
+
+FENCE = "---"
+# A plain value never looks like YAML syntax (an indicator first, ': ' or ' #' inside, a null or
+# boolean word), so a YAML reader sees the same text; only what memu reads back decides correctness.
+_YAML_INDICATORS = tuple("-?:,[]{}#&*!|>'\"%@`")
+_YAML_WORDS = frozenset({"null", "~", "true", "false", "yes", "no", "on", "off"})
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 
 
 @dataclass(frozen=True, slots=True)
 class MarkdownDoc:
-    """A parsed file: its frontmatter fields and the body after the block."""
+    """A parsed file: its frontmatter fields (keys lower-cased) and the body after the block."""
 
     meta: dict[str, str]
     body: str
 
 
+def parse(text: str, *, source: str = "the text") -> MarkdownDoc:
+    """Split ``text`` into frontmatter and body.
+
+    A leading byte-order mark is dropped and line endings become ``\\n`` (a file saved on Windows
+    means the same). Without an opening ``---`` line the whole text is the body. An opening
+    ``---`` that is never closed is a ``UsageError`` naming ``source``: guessing where the
+    block ends would store half the frontmatter as content.
+    """
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[0].rstrip() != FENCE:
+        return MarkdownDoc({}, text)
+    for end in range(1, len(lines)):
+        if lines[end].rstrip() == FENCE:
+            meta: dict[str, str] = {}
+            for line in lines[1:end]:
+                key, sep, value = line.partition(":")
+                if sep and key.strip():
+                    meta[key.strip().lower()] = _unquote(value.strip())
+            return MarkdownDoc(meta, "\n".join(lines[end + 1 :]))
+    raise UsageError(
+        f"{source}: the frontmatter opened with '---' is never closed; "
+        "add a line '---' after the name and description lines"
+    )
+
+
+def read(path: Path) -> MarkdownDoc:
+    """Parse the UTF-8 file at ``path``; undecodable bytes are a ``UsageError`` naming the file."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8 and commit again") from exc
+    return parse(text, source=str(path))
+
+
+def render(meta: Mapping[str, str], body: str) -> str:
+    """The file text for ``meta`` and ``body``: ``parse`` gives both back unchanged.
+
+    The body is written as given (no newline added), so what the store holds is what the file
+    holds.
+    """
+    head = "".join(f"{key}: {quote(value)}\n" for key, value in meta.items())
+    return f"{FENCE}\n{head}{FENCE}\n{body}"
+
+
+def quote(value: str) -> str:
+    """``value`` as a frontmatter value: plain when it reads back as itself, else JSON-quoted."""
+    if _plain(value):
+        return value
+    # JSON leaves DEL, C1 controls, Unicode line separators and non-characters raw; YAML readers refuse or split
+    # on them, so they are escaped too (json.loads reads the escapes back).
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+
+
+def _plain(value: str) -> bool:
+    return (
+        value != ""
+        and value == value.strip()
+        and value.isprintable()  # no line breaks, tabs or controls
+        and not value.startswith(_YAML_INDICATORS)
+        and ": " not in value
+        and " #" not in value
+        and not value.endswith(":")
+        and value.lower() not in _YAML_WORDS
+    )
+
+
 def _unquote(value: str) -> str:
-    value = value.strip()
     if len(value) >= 2 and value[0] == value[-1] == '"':
         try:
             decoded = json.loads(value)
-            if isinstance(decoded, str):
-                return decoded
         except ValueError:
-            pass
+            return value  # not JSON (a YAML-only escape, say): keep what the author wrote
+        return decoded if isinstance(decoded, str) else value
     if len(value) >= 2 and value[0] == value[-1] == "'":
         return value[1:-1].replace("''", "'")
     return value
-
-
-def parse_markdown(text: str) -> MarkdownDoc:
-    """Split ``text`` into frontmatter and body. No frontmatter → empty meta, whole text as body."""
-    text = text.lstrip("\ufeff")
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        return MarkdownDoc({}, text)
-    for end in range(1, len(lines)):
-        if lines[end].strip() == "---":
-            meta: dict[str, str] = {}
-            for line in lines[1:end]:
-                match = _KEY.match(line)
-                if match:
-                    meta[match.group(1)] = _unquote(match.group(2))
-            return MarkdownDoc(meta, "\n".join(lines[end + 1 :]))
-    return MarkdownDoc({}, text)
-
-
-def _quote(value: str) -> str:
-    plain = value.strip() == value and not any(ch in value for ch in "\n\r:#\"'") and value not in ("", "null", "~")
-    return value if plain else json.dumps(value, ensure_ascii=False)
-
-
-def render_markdown(meta: dict[str, str], body: str) -> str:
-    """The file text for ``meta`` and ``body``; ``parse_markdown`` reads it back unchanged."""
-    head = "".join(f"{key}: {_quote(value)}\n" for key, value in meta.items())
-    return f"---\n{head}---\n{body.rstrip()}\n"

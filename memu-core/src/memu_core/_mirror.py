@@ -1,7 +1,8 @@
-"""The Markdown mirror of the store's recall files, and the frontmatter format they share.
+"""The Markdown mirror of the store's recall files: one file per recall file, under its track.
 
-A recall file on disk is ``---\\nname: <name>\\ndescription: <one line>\\n---\\n<content>``. The
-agent edits these files during a bridging run; ``commit`` reads them back.
+A recall file on disk is frontmatter (``name``, ``description``) then content, in the one format
+of :mod:`memu_core._markdown`. The agent edits these files during a bridging run; ``commit``
+reads them back, and ``memu commit --from-dir`` reads its folder the same way.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memu_core.errors import UsageError
+from memu_core import _markdown
 
 _UNSAFE = re.compile(r"[\s/\\:*?\"<>|]+")
 
@@ -27,13 +28,15 @@ class RecallDoc:
 
     def render(self) -> str:
         """The file text: frontmatter then content (no trailing newline added)."""
-        head = f"---\nname: {_one_line(self.name)}\ndescription: {_one_line(self.description)}\n---\n"
-        return head + self.content
+        return _markdown.render({"name": self.name, "description": self.description}, self.content)
 
     def digest(self) -> str:
         """A hash of what the store would hold: trailing blank space does not count as a change."""
         h = hashlib.sha256()
-        for part in (self.track, _one_line(self.name), _one_line(self.description), self.content.rstrip()):
+        # Line endings as a file read back would have them: a store holding CRLF content is
+        # not an edit the next commit must send back.
+        content = self.content.replace("\r\n", "\n").replace("\r", "\n").rstrip()
+        for part in (self.track, _one_line(self.name), _one_line(self.description), content):
             h.update(part.encode("utf-8"))
             h.update(b"\0")
         return h.hexdigest()
@@ -58,38 +61,15 @@ def file_name(name: str) -> str:
     return f"{stem}.md"
 
 
-def parse(text: str, track: str, path: Path) -> RecallDoc:
-    """Read a recall file back. A frontmatter that is opened but never closed is an error."""
-    if not text.startswith("---\n"):
-        return RecallDoc(track, path.stem, "", text)
-    end = text.find("\n---\n", 3)
-    if end < 0:
-        if text.endswith("\n---"):
-            end = len(text) - 4
-        else:
-            raise UsageError(
-                f"{path}: the frontmatter opened with '---' is never closed; "
-                "add a line '---' after the name and description lines"
-            )
-    head = text[4:end]
-    body = text[end + 5 :]
-    fields: dict[str, str] = {}
-    for line in head.split("\n"):
-        key, sep, value = line.partition(":")
-        if sep:
-            fields[key.strip().lower()] = value.strip()
-    return RecallDoc(track, fields.get("name") or path.stem, fields.get("description", ""), body)
+def from_markdown(doc: _markdown.MarkdownDoc, track: str, path: Path) -> RecallDoc:
+    """The recall file a parsed Markdown file holds: a missing ``name`` is the file's stem."""
+    return RecallDoc(track, doc.meta.get("name") or path.stem, doc.meta.get("description", ""), doc.body)
 
 
 def read_doc(path: Path, track: str) -> RecallDoc:
-    """Parse the recall file at ``path`` (UTF-8; undecodable bytes are an error naming the file)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8 and commit again"
-        ) from exc
-    return parse(text, track, path)
+    """Parse the recall file at ``path`` (UTF-8; undecodable bytes or an unclosed frontmatter are
+    a ``UsageError`` naming the file)."""
+    return from_markdown(_markdown.read(path), track, path)
 
 
 def local_docs(base: Path, tracks: tuple[str, ...]) -> dict[str, Path]:

@@ -89,26 +89,22 @@ def read_payload(source: str) -> dict[str, Any]:
 def payload_from_dir(directory: Path) -> dict[str, Any]:
     """Recall files from every ``*.md`` under ``directory`` (frontmatter: name, description, track).
 
-    A file without a ``name`` uses its stem; without a ``track``, files under a ``skills`` folder
-    are skills and the rest memory.
+    Files are read exactly as a host's ``commit`` reads its mirror (:mod:`memu_core._markdown`),
+    so a file stores the same either way. A file without a ``name`` uses its stem; without a
+    ``track``, files under a ``skills`` folder are skills and the rest memory.
     """
-    from memu_core._markdown import parse_markdown
+    from memu_core._markdown import read
+    from memu_core._mirror import from_markdown
 
     root = directory.expanduser()
     if not root.is_dir():
         raise UsageError(f"--from-dir {root} is not a directory")
     files = []
     for path in sorted(root.rglob("*.md")):
-        doc = parse_markdown(path.read_text(encoding="utf-8-sig"))
+        doc = read(path)
         in_skills = "skills" in path.relative_to(root).parts[:-1]
-        files.append(
-            {
-                "name": doc.meta.get("name") or path.stem,
-                "description": doc.meta.get("description", ""),
-                "track": doc.meta.get("track") or ("skill" if in_skills else "memory"),
-                "content": doc.body,
-            }
-        )
+        track = doc.meta.get("track") or ("skill" if in_skills else "memory")
+        files.append(from_markdown(doc, track, path).as_commit())
     if not files:
         raise UsageError(f"--from-dir {root} holds no *.md files")
     return {"recall_files": files}
