@@ -1,6 +1,10 @@
-"""Atomic file writes: a temp file in the same directory, fsync, then ``os.replace``.
+"""memu's one atomic file writer: a temp file in the same directory, fsync, mode, ``os.replace``,
+then an fsync of the directory.
 
-A reader (or a crash) sees the old file or the new one, never half of either.
+A reader (or a crash) sees the old file or the new one, never half of either; the directory
+fsync makes the rename itself survive a power cut. Every file memu writes whole goes through here
+(config, cursors, baselines, the mirror, instruction blocks, MCP configuration, the warm
+server's pid file).
 """
 
 from __future__ import annotations
@@ -8,36 +12,52 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+PRIVATE = 0o600
+"""The mode of a new file when the caller names none: memu's files hold memories and settings."""
+
 
 def write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsync: bool = True) -> None:
-    """Replace ``path`` with ``data`` atomically (parents created; temp removed on failure)."""
+    """Replace ``path`` with ``data`` atomically; parents are created, the temp file never outlives
+    a failure.
+
+    ``mode`` sets the permission bits; without it a replaced file keeps its own and a new one is
+    :data:`PRIVATE`. ``fsync=False`` keeps the atomicity but skips both fsyncs, for files that
+    can be rebuilt (the mirror is a copy of the store) and are written by the thousand.
+    """
+    import tempfile  # only writers pay for it; the per-turn paths read and never write
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            mode = PRIVATE
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             if fsync:
                 fh.flush()
                 os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if fsync:
+        _fsync_dir(path.parent)
 
 
 def write_text(path: Path, text: str, *, mode: int | None = None, fsync: bool = True) -> None:
-    """Replace ``path`` with UTF-8 ``text`` atomically."""
+    """Replace ``path`` with UTF-8 ``text`` atomically (see :func:`write_bytes`)."""
     write_bytes(path, text.encode("utf-8"), mode=mode, fsync=fsync)
 
 
-def write_json(path: Path, value: Any, *, compact: bool = False) -> None:
+def write_json(path: Path, value: Any, *, compact: bool = False, mode: int | None = None) -> None:
     """Replace ``path`` with ``value`` as JSON, atomically.
 
     ``compact`` writes one line: the C encoder only runs without indentation, which matters for
@@ -47,7 +67,7 @@ def write_json(path: Path, value: Any, *, compact: bool = False) -> None:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     else:
         text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
-    write_text(path, text + "\n")
+    write_text(path, text + "\n", mode=mode)
 
 
 def read_json(path: Path, default: Any) -> Any:
@@ -56,3 +76,20 @@ def read_json(path: Path, default: Any) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return default
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Best effort: Windows cannot open a directory, and some filesystems refuse to sync one; the
+    # file itself is already on disk by then.
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -118,8 +118,7 @@ def write_file(path: Path, new: str, *, dry_run: bool, backup: bool) -> Change:
         return Change(path, diff, False)
     if backup and old:
         shutil.copy2(target, target.with_name(target.name + ".bak"))
-    mode = target.stat().st_mode & 0o777 if target.exists() else None
-    write_text(target, new, mode=mode)
+    write_text(target, new)  # a replaced file keeps its mode
     return Change(path, diff, True)
 
 

@@ -260,7 +260,9 @@ def write_values(path: Path, updates: Mapping[str, str]) -> tuple[Path, bool]:
         if exists and canonical and merged == original:
             _restrict(target)
             return path, False
-        _atomic_write(target, merged.encode("utf-8"))
+        from memu_core._atomic import write_bytes  # only writers pay for it; lookups never write
+
+        write_bytes(target, merged.encode("utf-8"), mode=FILE_MODE)
     return path, True
 
 
@@ -293,40 +295,6 @@ def _dir_lock(directory: Path) -> Iterator[None]:
 def _restrict(path: Path) -> None:
     if os.name == "posix":
         os.chmod(path, FILE_MODE)
-
-
-def _atomic_write(path: Path, payload: bytes) -> None:
-    import tempfile  # only writers pay for it; lookups on the per-turn path never write
-
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        _restrict(Path(tmp_name))
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable; best effort, since some filesystems refuse to open a directory."""
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def permission_note() -> str:

@@ -15,10 +15,10 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from memu_core._atomic import write_text
 from memu_core.errors import UsageError
 
 HOSTS = ("claude-code", "cursor", "codex")
@@ -44,20 +44,6 @@ def config_path(host: str) -> Path:
     if host == "codex":
         return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
     raise UsageError(f"unknown --host {host!r}: use one of {', '.join(HOSTS)}")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _edit_json(path: Path, remove: bool) -> bool:
@@ -88,7 +74,7 @@ def _edit_json(path: Path, remove: bool) -> bool:
             return False
         servers[ENTRY] = wanted
     data["mcpServers"] = servers
-    _write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return True
 
 
@@ -138,7 +124,7 @@ def _edit_toml(path: Path, remove: bool) -> bool:
         new_lines += ([""] if new_lines else []) + block
     new_text = "\n".join(new_lines) + ("\n" if new_lines else "")
     tomllib.loads(new_text)  # never write a file the host cannot read
-    _write_atomic(path, new_text)
+    write_text(path, new_text)
     return True
 
 
