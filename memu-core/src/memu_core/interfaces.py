@@ -25,6 +25,7 @@ from memu_core.types import (
     Resource,
     Scope,
     Segment,
+    SelfSessions,
     SessionFile,
     StoredFile,
     TranscriptRead,
@@ -316,6 +317,19 @@ class TranscriptSource(ABC):
     def scan_region(self, path: Path) -> str:
         """A label grouping sessions that share one root (composite sources have several)."""
         return "default"
+
+    def self_sessions(self, worktree: Path) -> SelfSessions:
+        """The sessions that are bridging runs working in ``worktree`` (memu's working tree for
+        this host), so ``prepare`` never mines them; the default is none.
+
+        Override when the host's own records identify its scheduled runs (OpenClaw names each
+        cron run's session). Called once per ``prepare``, under the host's lock, before
+        :meth:`discover`. It reads and never writes: not the host's logs, not the working tree,
+        not the terminal; whatever the user should hear goes in ``warnings``, which the prepare
+        report carries. memu's own rule (a scheduled run whose host exports its session id)
+        applies on top of this.
+        """
+        return SelfSessions()
 
     def owns(self, path: Path) -> bool:
         """Whether ``path`` lies under this source's root (composites route paths by it)."""

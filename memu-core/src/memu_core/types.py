@@ -253,6 +253,20 @@ class TranscriptRead:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class SelfSessions:
+    """Which sessions are the bridging run's own, as a source tells from the working tree.
+
+    A scheduled bridging run is a host session too; mined, it would feed memu's own job prompts
+    back into memory. ``prepare`` never mines these and carries ``warnings`` in its report.
+    """
+
+    ids: frozenset[str] = frozenset()
+    """Session ids, as :meth:`~memu_core.interfaces.TranscriptSource.session_id` names them."""
+    warnings: tuple[str, ...] = ()
+    """Why some runs could not be recognised: one sentence each, naming the fix."""
+
+
 EventValue = str | int | float | bool | None
 """What an event property may hold: counts, durations, short labels; never content."""
 

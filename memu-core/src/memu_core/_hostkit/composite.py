@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memu_core.interfaces import TranscriptSource
-from memu_core.types import RecordKind, SessionFile, TranscriptRead
+from memu_core.types import RecordKind, SelfSessions, SessionFile, TranscriptRead
 
 
 class CompositeSource(TranscriptSource):
@@ -49,6 +49,11 @@ class CompositeSource(TranscriptSource):
                 merged.append(session)
         merged.sort(key=lambda s: s.mtime_ns, reverse=True)
         return merged
+
+    def self_sessions(self, worktree: Path) -> SelfSessions:
+        """Every part's own runs and warnings (a part with nothing to mine is not asked)."""
+        answers = [part.self_sessions(worktree) for part in self.parts if part.exists()]
+        return SelfSessions(frozenset().union(*(a.ids for a in answers)), tuple(w for a in answers for w in a.warnings))
 
     def owner(self, path: Path) -> TranscriptSource:
         """The part a path belongs to (the primary when the path was never discovered)."""

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from memu_core.interfaces import TranscriptSource
-from memu_core.types import RecordKind, SessionFile
+from memu_core.types import RecordKind, SelfSessions, SessionFile
 
 GARBAGE = ["", "{", "[]", "null", '"text"', "{}", '{"type": 3}', '{"message": []}', '{"role": {}}', "\ud800"]
 
@@ -91,3 +91,22 @@ class SourceContract:
     def test_classification_never_raises(self, fx: SourceFixture) -> None:
         for line in GARBAGE:
             assert fx.source.classify(line) in (RecordKind.MESSAGE, RecordKind.TOOL, RecordKind.OTHER)
+
+    def test_discovery_and_self_sessions_only_read(
+        self, fx: SourceFixture, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        fx.add("s", ["a person's turn"])
+        worktree = tmp_path / "worktree"
+        worktree.mkdir()
+        before = _tree(tmp_path)
+        capsys.readouterr()
+        fx.source.discover()
+        own = fx.source.self_sessions(worktree)
+        assert isinstance(own, SelfSessions) and "s" not in own.ids
+        assert _tree(tmp_path) == before, "discover() and self_sessions() must not write"
+        assert capsys.readouterr() == ("", ""), "warnings go in SelfSessions.warnings, not to the terminal"
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root`` with its size and modification time."""
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
