@@ -14,7 +14,7 @@ import sys
 
 def main(argv: list[str]) -> int:
     """Retrieve ``argv[1]`` in mode ``argv[0]`` (top_k ``argv[2]``, default 5)."""
-    from memu_core.runtime import open_backend
+    from memu_core._compose import open_backend
 
     mode, query = argv[0], argv[1]
     top_k = int(argv[2]) if len(argv) > 2 else 5

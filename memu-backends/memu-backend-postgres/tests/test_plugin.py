@@ -31,7 +31,7 @@ def test_plugin_import_loads_no_heavy_library() -> None:
 
 
 def test_store_is_picked_for_every_postgres_scheme() -> None:
-    from memu_core.runtime import store_class_for
+    from memu_core._compose import store_class_for
 
     for url in ("postgres://u:p@h/db", "postgresql://u:p@h/db", "postgresql+psycopg://u:p@h/db"):
         assert store_class_for(url) is PostgresStore

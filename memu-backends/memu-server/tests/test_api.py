@@ -144,13 +144,14 @@ def test_socket_face_needs_no_key(engine: Any) -> None:
     from pathlib import Path
 
     from memu_server.app import create_app
-    from memu_server.runner import bind_unix
     from memu_server.testing import serve_in_thread
+
+    from memu_core.serving import bind_private_socket
 
     root = Path(tempfile.mkdtemp(prefix="mus", dir="/tmp"))  # short: socket paths are capped
     path = root / "s.sock"
     try:
-        sock = bind_unix(path)
+        sock = bind_private_socket(path)
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
         transport = httpx.HTTPTransport(uds=str(path))
         with (

@@ -18,11 +18,12 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from memu_core._config import resolve
-from memu_core._config.defaults import DEFAULT_CLOUD_BASE_URL, DEFAULT_DB
+from memu_core._config.defaults import DEFAULT_CLOUD_BASE_URL
 from memu_core._config.dsn import normalise_db, redact_dsn
+from memu_core._layout import DEFAULT_DB, plugin_dir
 from memu_core.errors import ConfigError
 
-__all__ = ["DEFAULT_CLOUD_BASE_URL", "DEFAULT_DB", "Settings", "load_settings", "redact_dsn"]
+__all__ = ["DEFAULT_CLOUD_BASE_URL", "DEFAULT_DB", "Settings", "load_settings", "plugin_dir", "redact_dsn"]
 
 ENV_PREFIX = "MEMU_"
 

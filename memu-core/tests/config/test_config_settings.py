@@ -90,16 +90,23 @@ def test_overrides_win(config_file: Path, monkeypatch: pytest.MonkeyPatch) -> No
     ("raw", "expected"),
     [
         (":memory:", ":memory:"),
-        ("sqlite:///abs/x.db", "sqlite:///abs/x.db"),
+        ("sqlite:////abs/x.db", "sqlite:////abs/x.db"),
         ("postgres://u@h/db", "postgres://u@h/db"),
         ("postgresql://u:p@h:5432/db", "postgresql://u:p@h:5432/db"),
         ("postgresql+psycopg://u:p@h/db", "postgresql+psycopg://u:p@h/db"),
         ("~/stores/m.sqlite3", "{home}/stores/m.sqlite3"),
+        # Relative forms are made absolute against the current folder, so every process agrees.
+        ("rel/m.sqlite3", "{cwd}/rel/m.sqlite3"),
+        ("./m.sqlite3", "{cwd}/m.sqlite3"),
+        ("sqlite:///rel/x.db", "sqlite:///{cwd}/rel/x.db"),
     ],
 )
-def test_db_forms(cfg_home: Path, monkeypatch: pytest.MonkeyPatch, raw: str, expected: str) -> None:
+def test_db_forms(
+    cfg_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, raw: str, expected: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MEMU_DB", raw)
-    assert load_settings().db == expected.format(home=cfg_home)
+    assert load_settings().db == expected.format(home=cfg_home, cwd=Path.cwd())
 
 
 def test_llm_provider_is_a_fallback(cfg_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

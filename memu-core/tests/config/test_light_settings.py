@@ -48,7 +48,7 @@ def test_a_lexical_retrieve_never_imports_pydantic_settings(memu_home: Path, tmp
     import subprocess
 
     code = (
-        "import sys\nfrom memu_core.runtime import open_backend\n"
+        "import sys\nfrom memu_core._compose import open_backend\n"
         "b = open_backend(); b.commit_results(recall_files=[{'name': 'n', 'content': '- alpha beta'}])\n"
         "assert b.progressive_retrieve('alpha')['files']\n"
         "heavy = ('pydantic_settings', 'sqlalchemy', 'alembic', 'torch', 'litellm')\n"

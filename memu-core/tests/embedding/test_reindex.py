@@ -16,6 +16,7 @@ import pytest
 # The embedder under test is the real litellm one over HTTP; memu-core installed alone skips.
 pytest.importorskip("memu_embed_litellm")
 
+from memu_core._compose import reindex_inputs
 from memu_core._engine.reindex import ReindexProgress, reindex, run_reindex
 from memu_core._stores.sqlite import SqliteStore
 from memu_core.errors import ConfigError, FingerprintMismatch
@@ -293,7 +294,9 @@ def test_run_reindex_command(
     monkeypatch.setenv("MEMU_EMBED_MODEL", NEW_MODEL)
     monkeypatch.setenv("MEMU_EMBED_BATCH_SIZE", "16")
     out, err = io.StringIO(), _Terminal()
-    assert run_reindex(None, out, err) == 0
+    store, embedder, chunk = reindex_inputs()
+    assert chunk == 16 * 4  # MEMU_EMBED_BATCH_SIZE x the default MEMU_EMBED_CONCURRENCY
+    assert run_reindex(store, embedder, out, err, batch_size=chunk) == 0
     assert out.getvalue().startswith("reindexed 121 rows (120 segments, 1 resources")
     assert "reindex" in err.getvalue()
     _assert_consistent_in_new_space(path)
@@ -305,4 +308,4 @@ def test_run_reindex_without_an_embedder_says_what_to_set(
     monkeypatch.setenv("MEMU_DB", str(tmp_path / "memu.sqlite3"))
     monkeypatch.setenv("MEMU_EMBED_PROVIDER", "none")
     with pytest.raises(ConfigError, match="set MEMU_EMBED_PROVIDER"):
-        run_reindex(None, io.StringIO(), io.StringIO())
+        reindex_inputs()

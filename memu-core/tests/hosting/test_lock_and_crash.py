@@ -14,7 +14,7 @@ import pytest
 
 from memu_core._bridge import pipeline
 from memu_core._bridge.lock import host_lock
-from memu_core._hostkit.layout import Layout
+from memu_core._layout import Layout
 from memu_core.errors import LockBusy
 from memu_core.host import run_host
 
@@ -125,7 +125,7 @@ def test_two_concurrent_prepares_on_one_host(tmp_path: Path) -> None:
         from hosting.conftest import TOY, ToySource
         from hosting.test_lock_and_crash import MemoryBackend
         from memu_core._bridge import pipeline
-        from memu_core._hostkit.layout import Layout
+        from memu_core._layout import Layout
         from memu_core.errors import LockBusy
         try:
             layout = Layout.at(Path({str(tmp_path / "base")!r}), "toy")

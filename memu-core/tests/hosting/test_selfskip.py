@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memu_core._bridge import pipeline, selfskip
-from memu_core._hostkit.layout import Layout
+from memu_core._layout import Layout
 
 from .conftest import TOY, ToySource, toy_line, write_session
 

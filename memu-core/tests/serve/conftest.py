@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memu_core._serve import client, paths
+from memu_core import _layout
+from memu_core._serve import client
 
 FILES = [
     {
@@ -49,7 +50,7 @@ def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     resolve.reload()
     previous = get_plugins()
     set_plugins(Plugins())
-    from memu_core.runtime import open_backend
+    from memu_core._compose import open_backend
 
     backend = open_backend()
     backend.commit_results(recall_files=FILES)
@@ -89,4 +90,4 @@ def wait_until(condition, timeout: float = 60.0) -> None:  # type: ignore[no-unt
 
 def socket_file() -> Path:
     """The socket path under the current HOME."""
-    return paths.socket_path()
+    return _layout.serve_socket()

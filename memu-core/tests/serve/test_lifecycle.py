@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memu_core._serve import client, paths, stamp
+from memu_core import _layout
+from memu_core._serve import client, stamp
 
 from .conftest import socket_file, start_server, wait_until
 
@@ -23,12 +24,12 @@ def test_start_status_permissions_and_stop(home: Path) -> None:
     proc = start_server()
     info = client.status()
     assert info is not None and info["pid"] == proc.pid and info["backend"] == "local"
-    assert stat.S_IMODE(os.stat(paths.run_dir()).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(_layout.run_dir()).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(socket_file()).st_mode) == 0o600
-    assert json.loads(paths.pid_path().read_text())["pid"] == proc.pid
+    assert json.loads(_layout.serve_pidfile().read_text())["pid"] == proc.pid
     assert client.stop() == proc.pid
     assert proc.wait(30) == 0
-    assert not socket_file().exists() and not paths.pid_path().exists()
+    assert not socket_file().exists() and not _layout.serve_pidfile().exists()
     assert client.status() is None
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memu_core import v4
-from memu_core._serve import paths, stamp
+from memu_core import _layout, v4
+from memu_core._serve import stamp
 from memu_core.errors import UsageError
 
 
@@ -17,15 +17,15 @@ def test_run_dir_is_created_private_and_tightened(tmp_path: Path, monkeypatch: p
     run = tmp_path / "run"
     run.mkdir(mode=0o755)
     os.chmod(run, 0o755)
-    monkeypatch.setenv(paths.RUN_DIR_ENV, str(run))
-    assert paths.ensure_run_dir() == run
+    monkeypatch.setenv(_layout.RUN_DIR_ENV, str(run))
+    assert _layout.ensure_run_dir() == run
     assert stat.S_IMODE(os.stat(run).st_mode) == 0o700
 
 
 def test_too_long_socket_path_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from memu_core._serve.server import WarmServer
 
-    monkeypatch.setenv(paths.RUN_DIR_ENV, str(tmp_path / ("x" * 120)))
+    monkeypatch.setenv(_layout.RUN_DIR_ENV, str(tmp_path / ("x" * 120)))
     with pytest.raises(UsageError, match="MEMU_RUN_DIR"):
         WarmServer.start(lambda: None, idle=0)
 

@@ -86,7 +86,7 @@ def test_commits_are_visible_to_the_next_warm_retrieve(home: Path) -> None:
     warm = client.warm_retrieve("helix")
     assert warm is not None and warm["segments"][0]["text"] == "- prefers helix over vim"
     # A commit by another process straight into the store is seen too (the store's generation moves).
-    from memu_core.runtime import open_backend
+    from memu_core._compose import open_backend
 
     other = open_backend()
     other.commit_results(recall_files=[{"name": "pets", "content": "- has a cat called Miso"}])

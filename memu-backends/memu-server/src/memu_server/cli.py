@@ -45,16 +45,14 @@ def serve(
 ) -> None:
     """Serve the v4 memory API over the store MEMU_DB names."""
     from memu_core.errors import UsageError
+    from memu_core.serving import bind_private_socket, serving_backend
     from memu_server.app import create_app
-    from memu_server.runner import bind_tcp, bind_unix, open_local_backend
+    from memu_server.runner import bind_tcp
     from memu_server.runner import serve as run
 
     if no_tcp and socket_path is None:
         raise UsageError("--no-tcp needs --socket PATH: otherwise there is nothing to listen on")
-    from memu_core._serve.server import single_threaded_math
-
-    single_threaded_math()  # requests run in parallel threads; see its docstring
-    backend = open_local_backend()
+    backend = serving_backend()
     listeners = []
     if not no_tcp:
         store = _keys(keys)
@@ -73,7 +71,7 @@ def serve(
         )
     if socket_path is not None:
         path = socket_path.expanduser()
-        listeners.append((create_app(backend, keys=None), bind_unix(path)))
+        listeners.append((create_app(backend, keys=None), bind_private_socket(path)))
         print(f"memu-server: unix socket {path} (this user only)", file=sys.stderr, flush=True)
     try:
         run(listeners, log_level=log_level)

@@ -27,7 +27,6 @@ from memu_core.errors import UsageError
 from memu_core.v4 import MAX_SCOPE_CHARS, ScopeKey
 
 KEYS_ENV = "MEMU_SERVER_KEYS"
-DEFAULT_KEYS_PATH = "~/.memu/server/keys.sqlite3"
 PREFIX = "msk_"
 
 _COLUMNS = "id, user_id, agent_id, label, created_at, revoked_at"
@@ -46,8 +45,13 @@ CREATE TABLE IF NOT EXISTS api_keys (
 
 
 def default_keys_path() -> Path:
-    """``$MEMU_SERVER_KEYS`` or ``~/.memu/server/keys.sqlite3``."""
-    return Path(os.path.expanduser(os.environ.get(KEYS_ENV) or DEFAULT_KEYS_PATH))
+    """``$MEMU_SERVER_KEYS`` or ``~/.memu/server/keys.sqlite3`` (memu's folder for this plugin)."""
+    raw = os.environ.get(KEYS_ENV)
+    if raw:
+        return Path(os.path.expanduser(raw))
+    from memu_core.settings import plugin_dir
+
+    return plugin_dir("server") / "keys.sqlite3"
 
 
 def hash_key(key: str) -> str:

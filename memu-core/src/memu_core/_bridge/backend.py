@@ -7,7 +7,7 @@ from memu_core.interfaces import AgenticMemoryBackend
 
 def open_backend() -> AgenticMemoryBackend:
     """The backend ``~/.memu/config.env`` selects: the local engine or the cloud client."""
-    from memu_core.runtime import open_backend as _open
+    from memu_core._compose import open_backend as _open
 
     backend: AgenticMemoryBackend = _open()
     return backend

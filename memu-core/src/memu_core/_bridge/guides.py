@@ -7,6 +7,7 @@ import re
 from importlib import resources
 
 from memu_core._hostkit.spec import GUIDES, HostSpec
+from memu_core._layout import host_tree_shown
 from memu_core.errors import UsageError
 
 _TOKEN = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
@@ -32,7 +33,7 @@ def tokens(spec: HostSpec) -> dict[str, str]:
         "instruction_path": spec.instruction_path or "(none)",
         "skills_dir": spec.skills_dir or "(none)",
         "session_dir": spec.session_dir or "(given with --session-dir)",
-        "base_dir": spec.base_dir or f"~/.memu/hosts/{spec.id}",
+        "base_dir": spec.base_dir or host_tree_shown(spec.id),
         "schedule_command": spec.schedule_command or "(the host's own scheduler)",
     }
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from memu_core._bridge import templates
-from memu_core._hostkit.layout import Layout
+from memu_core._layout import Layout
 
 
 def clear(folder: Path, pattern: str) -> None:

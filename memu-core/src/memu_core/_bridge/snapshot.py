@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memu_core._atomic import read_json, write_json
-from memu_core._hostkit.layout import TRACKS
+from memu_core._layout import TRACKS
 from memu_core._mirror import RecallDoc, local_docs, read_doc
 
 

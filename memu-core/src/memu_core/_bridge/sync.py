@@ -12,7 +12,7 @@ from typing import Any
 
 from memu_core._atomic import write_text
 from memu_core._bridge import snapshot
-from memu_core._hostkit.layout import TRACKS, Layout
+from memu_core._layout import TRACKS, Layout
 from memu_core._mirror import RecallDoc, file_name, local_docs, read_doc
 from memu_core.interfaces import AgenticMemoryBackend
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from memu_core._atomic import write_text
+from memu_core._layout import instruction_cache
 from memu_core.interfaces import TemplateResolver
 
 BASE_URL_ENV = "MEMU_TEMPLATE_BASE_URL"
@@ -54,7 +55,7 @@ def valid(name: str, text: str) -> bool:
 
 
 def _cache_path(name: str) -> Path:
-    return Path.home() / ".memu" / "cache" / "instructions" / f"{name}.txt"
+    return instruction_cache(name)
 
 
 def _fetch(base_url: str, name: str) -> str | None:

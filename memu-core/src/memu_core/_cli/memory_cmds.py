@@ -53,7 +53,7 @@ def forget(*, name: str, track: str, user_id: str | None, agent_id: str | None) 
 
 
 def _backend() -> Any:
-    from memu_core.runtime import open_backend
+    from memu_core._compose import open_backend
 
     return open_backend()
 

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from memu_core._config import dotenv, resolve
-from memu_core._config.defaults import DEFAULT_CLOUD_BASE_URL, DEFAULT_DB
+from memu_core._config.defaults import DEFAULT_CLOUD_BASE_URL
 from memu_core._config.dsn import normalise_db, redact_dsn
+from memu_core._layout import DEFAULT_DB
 from memu_core.errors import MemuError, UsageError
 
 if TYPE_CHECKING:

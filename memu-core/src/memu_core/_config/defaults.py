@@ -2,8 +2,5 @@
 
 from __future__ import annotations
 
-DEFAULT_DB = "~/.memu/memu.sqlite3"
-"""The embedded store every host shares when ``MEMU_DB`` is not set."""
-
 DEFAULT_CLOUD_BASE_URL = "https://api.memu.so/api/v4/memory/"
 """memU Cloud's v4 memory API; ``MEMU_CLOUD_BASE_URL`` points elsewhere (a ``memu-server``)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from memu_core._config.defaults import DEFAULT_DB
+from memu_core._layout import default_db
 
 MEMORY_DBS = (":memory:", "inmemory")
 SQLITE_PREFIXES = ("sqlite:",)
@@ -20,19 +20,33 @@ _SECRET_PARAM_RE = re.compile(r"([?&](?:ssl)?password=)[^&#]*", re.IGNORECASE)
 
 
 def normalise_db(value: str) -> str:
-    """Return the canonical form of a ``MEMU_DB`` value.
+    """Return the canonical form of a ``MEMU_DB`` value: the one every memu process agrees on.
 
-    ``:memory:``/``inmemory`` and URLs (``sqlite:``, ``postgresql://``, or any scheme a store
-    plugin claims) are kept as written; anything else is a filesystem path and gets ``~``
-    expanded. An empty value means the default store. Which store serves a URL is decided when
-    the store is opened, so an unknown scheme is reported there, with the plugin to install.
+    A filesystem path gets ``~`` expanded and is made absolute against the current directory, so
+    a relative ``MEMU_DB`` names the same file for ``memu``, a host binary, the warm server and
+    its handshake; a relative ``sqlite:///path`` likewise becomes ``sqlite:////abs/path``.
+    ``:memory:``/``inmemory`` and other URLs (``postgresql://``, or any scheme a store plugin
+    claims) are kept as written. An empty value means the default store. Which store serves a
+    URL is decided when the store is opened, so an unknown scheme is reported there, with the
+    plugin to install.
     """
     text = value.strip()
     if not text:
-        return os.path.expanduser(DEFAULT_DB)
-    if text.lower() in MEMORY_DBS or text.lower().startswith(SQLITE_PREFIXES) or _SCHEME_RE.match(text):
+        return str(default_db())
+    lowered = text.lower()
+    if lowered in MEMORY_DBS:
         return text
-    return os.path.normpath(os.path.expanduser(text))
+    if lowered.startswith("sqlite:///") and len(text) > len("sqlite:///"):
+        rest = text[len("sqlite:///") :]
+        return text if rest.startswith("/") else "sqlite:///" + _absolute(rest)
+    if lowered.startswith(SQLITE_PREFIXES) or _SCHEME_RE.match(text):
+        return text
+    return _absolute(text)
+
+
+def _absolute(path: str) -> str:
+    # abspath, not resolve(): a symlinked folder keeps the name the user gave it.
+    return os.path.abspath(os.path.expanduser(path))
 
 
 def redact_dsn(url: str) -> str:

@@ -13,13 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from memu_core import _layout
 from memu_core._config import dotenv
-
-CONFIG_ENV_VAR = "MEMU_CONFIG_ENV"
-"""Names the config file. Read from the process environment only: reading it from the file it
-names would be circular."""
-
-DEFAULT_CONFIG_PATH = "~/.memu/config.env"
 
 # Keys that are not MEMU_* settings but that a scheduled run (which has no login shell) still needs
 # in its environment; copied from the file into os.environ unless the process already has them.
@@ -30,8 +25,7 @@ _cache: dict[str, tuple[dict[str, str], list[dotenv.Problem]]] = {}
 
 def config_path() -> Path:
     """The config file: ``$MEMU_CONFIG_ENV`` if set and non-empty, else ``~/.memu/config.env``."""
-    raw = os.environ.get(CONFIG_ENV_VAR) or DEFAULT_CONFIG_PATH
-    return Path(os.path.expanduser(raw))
+    return _layout.config_file()
 
 
 def _parsed() -> tuple[dict[str, str], list[dotenv.Problem]]:

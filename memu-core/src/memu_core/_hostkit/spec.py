@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memu_core._layout import host_tree
+
 if TYPE_CHECKING:
     import typer
 
@@ -73,7 +75,7 @@ class HostSpec:
 
     def default_base(self) -> Path:
         """The working tree, ``~`` expanded."""
-        return Path(self.base_dir or f"~/.memu/hosts/{self.id}").expanduser()
+        return Path(self.base_dir).expanduser() if self.base_dir else host_tree(self.id)
 
     def make_source(self, session_dir: str | Path | None = None) -> TranscriptSource:
         """Import and build the host's transcript source."""

@@ -14,15 +14,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from memu_core._layout import hosts_root
 from memu_core.interfaces import TranscriptSource
 from memu_core.types import SessionFile, TranscriptRead
 
 _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
-
-
-def hosts_root() -> Path:
-    """``~/.memu/hosts``: every host's default working tree lives under it."""
-    return Path.home() / ".memu" / "hosts"
 
 
 def flatten(path: str) -> str:

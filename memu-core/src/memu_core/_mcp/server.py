@@ -50,7 +50,7 @@ class _Backend:
     def get(self) -> Any:
         with self._lock:
             if self._backend is None:
-                from memu_core.runtime import open_backend
+                from memu_core._compose import open_backend
 
                 self._backend = open_backend()
                 atexit.register(self.close)

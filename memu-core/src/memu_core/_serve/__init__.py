@@ -1,10 +1,12 @@
 """The warm path: ``memu serve`` keeps the store, the index and the embedder loaded behind a Unix
 socket in ``~/.memu/run/``, and a stdlib-only client lets the per-turn ``retrieve`` use it.
 
-- :mod:`.paths`: where the socket, lock and pidfile live (0700 directory, 0600 socket);
 - :mod:`.stamp`: the version + configuration fingerprint both sides compute (the handshake);
-- :mod:`.v4`: the v4 memory API's rules (routes, scopes, bounds, errors), shared with memu-server;
+- :mod:`.unix`: binding a Unix socket only this user can open (memu-server binds through it too);
 - :mod:`.server`: the socket server and its lifecycle (lock, idle exit, stale-config exit);
 - :mod:`.client`: the stdlib client (raw HTTP/1.0 over the socket) and on-demand start;
-- :mod:`.fastpath`: ``retrieve`` argument handling that tries the warm server first.
+- :mod:`.fastpath`: a host binary's ``retrieve`` answered by the warm server.
+
+Where the socket, lock and pidfile live is :mod:`memu_core._layout`'s to say; the v4 rules
+are the public :mod:`memu_core.v4`.
 """

@@ -16,7 +16,8 @@ import socket
 import sys
 from typing import Any
 
-from memu_core._serve import paths, stamp, wire
+from memu_core import _layout
+from memu_core._serve import stamp, wire
 
 CONNECT_TIMEOUT = 0.5
 READ_TIMEOUT = 10.0
@@ -50,7 +51,7 @@ def request(
     Raises :class:`Unavailable` when nobody listens, :class:`Refused` on any other status, and
     ``OSError`` on timeouts or broken connections.
     """
-    path = paths.socket_path()
+    path = _layout.serve_socket()
     headers = (
         {stamp.VERSION_HEADER: stamp.memu_version(), stamp.CONFIG_HEADER: stamp.config_fingerprint()}
         if handshake
@@ -90,7 +91,7 @@ def server_starting_or_running() -> bool:
     import fcntl
 
     try:
-        fd = os.open(paths.lock_path(), os.O_RDWR)
+        fd = os.open(_layout.serve_lock(), os.O_RDWR)
     except FileNotFoundError:
         return False
     try:
@@ -106,8 +107,8 @@ def spawn() -> int:
     """Launch ``python -m memu_core._serve --background`` detached; return its pid."""
     import subprocess
 
-    paths.ensure_run_dir()
-    log = open(paths.log_path(), "ab")  # noqa: SIM115 - handed to the child, closed below
+    _layout.ensure_run_dir()
+    log = open(_layout.serve_log(), "ab")  # noqa: SIM115 - handed to the child, closed below
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "memu_core._serve", "--background"],
@@ -194,7 +195,7 @@ def stop(timeout: float = 10.0) -> int | None:
 
 def _pid_from_file() -> int | None:
     try:
-        info = json.loads(paths.pid_path().read_text(encoding="utf-8"))
+        info = json.loads(_layout.serve_pidfile().read_text(encoding="utf-8"))
         return int(info["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -32,7 +32,8 @@ def register(app: "typer.Typer") -> None:
         import json
         import sys
 
-        from memu_core._serve import client, paths
+        from memu_core import _layout
+        from memu_core._serve import client
 
         if stop:
             pid = client.stop()
@@ -50,7 +51,7 @@ def register(app: "typer.Typer") -> None:
                 print("memu serve is already running")
                 return
             pid = client.spawn()
-            print(f"started memu serve in the background (pid {pid}); log: {paths.log_path()}")
+            print(f"started memu serve in the background (pid {pid}); log: {_layout.serve_log()}")
             return
         from memu_core._serve.server import run
 

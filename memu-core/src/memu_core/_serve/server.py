@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from memu_core import v4
-from memu_core._serve import paths, stamp
+from memu_core import _compose, _layout, v4
+from memu_core._serve import stamp, unix
 from memu_core.errors import LockBusy, MemuError, UsageError
 
 RETRIEVE = "/_memu/retrieve"
@@ -41,6 +41,7 @@ STATUS = "/_memu/status"
 SHUTDOWN = "/_memu/shutdown"
 SELF_CHECK_SECONDS = 2.0
 LOCK_PATIENCE = 0.5
+_TOO_LONG_HINT = "set MEMU_RUN_DIR to a shorter directory"
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -76,19 +77,15 @@ class WarmServer:
     def start(
         cls, backend_factory: Callable[[], Any], *, idle: float, schema: Callable[[], Any] | None = None
     ) -> WarmServer:
-        """Take the run directory's lock (or raise :class:`LockBusy`), build and warm the backend,
-        bind the socket (0600) and write the pidfile."""
-        run = paths.ensure_run_dir()
-        sock_path = paths.socket_path()
-        if len(os.fsencode(sock_path)) > paths.MAX_SOCKET_PATH:
-            raise UsageError(
-                f"the socket path {sock_path} is too long for a Unix socket; "
-                "set MEMU_RUN_DIR to a shorter directory"
-            )
-        lock_fd = _take_lock(paths.lock_path())
+        """Take the run directory's lock (or raise :class:`LockBusy`), build the backend (the
+        factory warms it), bind the socket (0600) and write the pidfile."""
+        run = _layout.ensure_run_dir()
+        sock_path = _layout.serve_socket()
+        if len(os.fsencode(sock_path)) > unix.MAX_PATH_BYTES:  # before building a backend for nothing
+            raise UsageError(f"the socket path {sock_path} is too long for a Unix socket; {_TOO_LONG_HINT}")
+        lock_fd = _take_lock(_layout.serve_lock())
         try:
             backend = backend_factory()
-            _warm(backend)
             server = cls(
                 backend, idle=idle, socket_file=sock_path, lock_fd=lock_fd, schema=schema or (lambda: None)
             )
@@ -100,15 +97,13 @@ class WarmServer:
         return server
 
     def _bind(self) -> None:
-        # The lock is ours, so any socket file left here belongs to a dead server.
-        with contextlib.suppress(FileNotFoundError):
-            self.socket_file.unlink()
-        old = os.umask(0o177)  # the socket is born 0600: no window where others could connect
-        try:
-            self._server = _UnixServer(str(self.socket_file), _handler_for(self), bind_and_activate=True)
-        finally:
-            os.umask(old)
-        os.chmod(self.socket_file, 0o600)
+        # The lock is ours, so a socket file left here is a dead server's: the binder replaces it.
+        server = _UnixServer(str(self.socket_file), _handler_for(self), bind_and_activate=False)
+        server.socket.close()
+        server.socket = unix.bind_private(
+            self.socket_file, backlog=_UnixServer.request_queue_size, too_long_hint=_TOO_LONG_HINT
+        )
+        self._server = server
 
     def _write_pidfile(self, run: Path) -> None:
         info = {
@@ -118,10 +113,10 @@ class WarmServer:
             "socket": str(self.socket_file),
             "started": self.started,
         }
-        tmp = run / f".{paths.PID_NAME}.{os.getpid()}"
+        tmp = run / f".{_layout.PID_NAME}.{os.getpid()}"
         tmp.write_text(json.dumps(info), encoding="utf-8")
         os.chmod(tmp, 0o600)
-        os.replace(tmp, paths.pid_path())
+        os.replace(tmp, _layout.serve_pidfile())
 
     # -- run --------------------------------------------------------------------------------
     def serve(self) -> str:
@@ -179,9 +174,9 @@ class WarmServer:
         with contextlib.suppress(FileNotFoundError):
             self.socket_file.unlink()
         with contextlib.suppress(FileNotFoundError, ValueError, OSError):
-            info = json.loads(paths.pid_path().read_text(encoding="utf-8"))
+            info = json.loads(_layout.serve_pidfile().read_text(encoding="utf-8"))
             if info.get("pid") == os.getpid():
-                paths.pid_path().unlink()
+                _layout.serve_pidfile().unlink()
         with contextlib.suppress(Exception):
             self.backend.close()
         os.close(self._lock_fd)
@@ -324,42 +319,18 @@ def _take_lock(path: Path) -> int:
     os.close(fd)
     holder = ""
     with contextlib.suppress(Exception):
-        holder = f" (pid {json.loads(paths.pid_path().read_text(encoding='utf-8'))['pid']})"
+        holder = f" (pid {json.loads(_layout.serve_pidfile().read_text(encoding='utf-8'))['pid']})"
     raise LockBusy(
-        f"memu serve is already running for {paths.run_dir()}{holder}; stop it with `memu serve --stop`"
+        f"memu serve is already running for {_layout.run_dir()}{holder}; stop it with `memu serve --stop`"
     )
 
 
-def _warm(backend: Any) -> None:
-    """Load the embedder and the dense index now, so the first turn is fast."""
-    if getattr(backend, "embedder", None) is None:
-        return
-    with contextlib.suppress(MemuError):
-        backend.progressive_retrieve("warm up", None, top_k=1)
-
-
 def _schema_probe(settings: Any) -> Callable[[], Any]:
-    from memu_core.runtime import store_class_for
-
+    """What :meth:`WarmServer.changed` compares: the local store's schema revision."""
     if str(settings.memory_mode) != "local":
         return lambda: None
-    url = str(settings.db)
-    cls = store_class_for(url)
-    if "://" not in url and url.strip().lower() not in (":memory:", "inmemory"):
-        url = str(Path(url).expanduser())
-    return lambda: cls.schema_revision(url)
-
-
-def single_threaded_math() -> None:
-    """Default OpenMP/BLAS to one thread in a server process (unless the user chose otherwise).
-
-    A server embeds one short query per request. Intra-op threads buy nothing at that size, and
-    on a busy machine they cost dearly: measured here under load, one MiniLM query took 1.2 s
-    with two OpenMP threads and 80 ms with one (faiss search likewise). Must run before torch
-    or faiss is imported.
-    """
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(name, "1")
+    target = _compose.store_target(settings)
+    return lambda: target.cls.schema_revision(target.url)
 
 
 def run(*, idle: float | None = None, quiet_busy: bool = False) -> int:
@@ -367,14 +338,14 @@ def run(*, idle: float | None = None, quiet_busy: bool = False) -> int:
 
     ``quiet_busy``: a background start that lost the race to another one exits 0 silently.
     """
-    single_threaded_math()
-    from memu_core.runtime import open_backend
     from memu_core.settings import load_settings
 
     settings = load_settings()
     idle_s = float(settings.serve_idle if idle is None else idle)
     try:
-        server = WarmServer.start(lambda: open_backend(settings), idle=idle_s, schema=_schema_probe(settings))
+        server = WarmServer.start(
+            lambda: _compose.serving_backend(settings), idle=idle_s, schema=_schema_probe(settings)
+        )
     except LockBusy:
         if quiet_busy:
             return 0

@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 import sys
 import zlib
-from pathlib import Path
+from collections.abc import Mapping
+
+from memu_core._layout import config_file
 
 VERSION_HEADER = "X-Memu-Version"
 CONFIG_HEADER = "X-Memu-Config"
 
 # Knobs that change how the server runs, not what it answers: a client with a different idle
-# time must not force a restart.
-_IGNORED = frozenset({"MEMU_SERVE_AUTOSTART", "MEMU_SERVE_IDLE", "MEMU_DEBUG", "MEMU_TELEMETRY"})
+# time must not force a restart. MEMU_DB enters in its resolved form instead (below).
+_IGNORED = frozenset({"MEMU_SERVE_AUTOSTART", "MEMU_SERVE_IDLE", "MEMU_DEBUG", "MEMU_TELEMETRY", "MEMU_DB"})
 
 _version_cache: str | None = None
 
@@ -54,22 +56,30 @@ def memu_version() -> str:
     return found
 
 
-def config_path() -> Path:
-    """The config file, as :mod:`memu_core._config.resolve` finds it."""
-    raw = os.environ.get("MEMU_CONFIG_ENV") or "~/.memu/config.env"
-    return Path(os.path.expanduser(raw))
+def store_in_use(environ: Mapping[str, str] | None = None) -> str:
+    """The store ``MEMU_DB`` names, resolved as the settings resolve it (process > file > default).
 
+    A relative path is relative to this process's directory, so two clients giving the same
+    relative ``MEMU_DB`` from different folders mean different stores: the raw text cannot tell
+    them apart, the resolved one can.
+    """
+    from memu_core._config import resolve
+    from memu_core._config.dsn import normalise_db
 
-def config_fingerprint(environ: dict[str, str] | None = None) -> str:
-    """A short checksum of everything that decides what retrieval answers: the config file's bytes
-    and every ``MEMU_*`` variable of the process (except run-time knobs)."""
     env = os.environ if environ is None else environ
-    path = config_path()
+    return normalise_db(env.get("MEMU_DB") or resolve.file_values().get("MEMU_DB") or "")
+
+
+def config_fingerprint(environ: Mapping[str, str] | None = None) -> str:
+    """A short checksum of everything that decides what retrieval answers: the config file's bytes,
+    the store in use and every other ``MEMU_*`` variable of the process (except run-time knobs)."""
+    env = os.environ if environ is None else environ
+    path = config_file()
     try:
         content = path.read_bytes()
     except OSError:
         content = b"<missing>"
-    parts = [str(path).encode(), content]
+    parts = [str(path).encode(), content, f"db={store_in_use(env)}".encode()]
     parts += [
         f"{key}={env[key]}".encode()
         for key in sorted(k for k in env if k.startswith("MEMU_") and k not in _IGNORED)

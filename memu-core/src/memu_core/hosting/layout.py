@@ -5,7 +5,7 @@ Kept for one release so hosts written against it keep working; importing it warn
 
 from __future__ import annotations
 
-from memu_core._hostkit.layout import TRACKS, Layout
+from memu_core._layout import TRACKS, Layout
 from memu_core.hosting import warn_moved
 
 __all__ = ["TRACKS", "Layout"]

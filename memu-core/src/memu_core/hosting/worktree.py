@@ -13,9 +13,9 @@ from memu_core._hostkit.worktree import (
     escaped_in_tree,
     flatten,
     header_cwd,
-    hosts_root,
     record_cwd,
 )
+from memu_core._layout import hosts_root
 from memu_core.hosting import warn_moved
 
 __all__ = [

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memu_core.host import hosts_root
 from memu_host_generic.source import GenericSource
 
 INSTRUCTION_NAMES = (
@@ -49,7 +50,6 @@ SKIP_DIRS = frozenset(
         ".gradle",
         ".local",
         ".m2",
-        ".memu",
         ".npm",
         ".nvm",
         ".ollama",
@@ -60,9 +60,10 @@ SKIP_DIRS = frozenset(
         ".vscode",
         "node_modules",
         "__pycache__",
+        hosts_root().parent.name,  # memu's own folder: its transcript slices are JSONL too
     ]
 )
-"""Tool folders that hold no agent sessions (``.memu`` is memu's own tree: its slices are JSONL)."""
+"""Tool folders that hold no agent sessions."""
 SQLITE_SUFFIXES = frozenset({".db", ".sqlite", ".sqlite3", ".vscdb"})
 MAX_FILES = 2000
 SAMPLE_FILES = 3
@@ -151,7 +152,7 @@ class Probe:
 
 def agent_base(name: str) -> Path:
     """A working tree of its own for each generic agent, so their cursors never mix."""
-    return Path.home() / ".memu" / "hosts" / f"agent-{name}"
+    return hosts_root() / f"agent-{name}"
 
 
 def _q(path: Path) -> str:
