@@ -85,7 +85,7 @@ def test_the_fast_parser_leaves_anything_unusual_to_typer(args: list[str]) -> No
 
 def test_values_are_converted_as_declared() -> None:
     assert flags.COMMIT.parse(["--from-dir", "d"]) == {"payload": None, "from_dir": Path("d"), "as_json": False}
-    assert flags.HOST_PREPARE.parse([]) == {"base_dir": None, "session_dir": "", "max_jobs": 10}
+    assert flags.HOST_PREPARE.parse([]) == {"base_dir": None, "session_dir": "", "max_jobs": 10, "as_json": False}
 
 
 def test_help_is_filled_from_the_context() -> None:

@@ -58,10 +58,12 @@ def test_bridging_loop_skips_the_registered_cron_runs(home: Path, make_store: An
     store.events("run-1", msg("user", "memu bridging task prompt"))
     store.window("child", key="agent:ops:cron:job-7:run:run-1:subagent:child")
     store.events("child", msg("user", "a sub-agent's own work stays minable"))
-    code, _, err = call(SPEC, "prepare")
-    assert code == 0 and "register-cron-job" in err  # warned: no registration yet
-    code, _, err = call(SPEC, "prepare")
-    assert "register-cron-job" not in err  # the same warning is not repeated
+    code, out, err = call(SPEC, "prepare", "--json")
+    report = json.loads(out)
+    assert code == 0 and err == ""  # the warning rides in the report, not on stderr
+    assert any("register-cron-job" in w for w in report["warnings"]) and report["skipped_self"] == 0
+    code, out, err = call(SPEC, "prepare")
+    assert code == 0 and "warning: the bridging task's cron job is not registered" in err
     assert call(SPEC, "commit")[0] == 0
     # Start over with the job registered: the run is claimed, its sub-agent is not.
     base = home / ".memu" / "hosts" / "openclaw"
@@ -80,8 +82,12 @@ def test_bridging_loop_skips_the_registered_cron_runs(home: Path, make_store: An
     texts = [r["message"]["content"][0]["text"] for r in cycle.conversation]
     assert "memu bridging task prompt" not in texts
     assert "a sub-agent's own work stays minable" in texts
-    assert json.loads((base / ".self_sessions.openclaw.json").read_text()) == ["main/run-1"]
     assert {"staging-db", "restore-staging"} <= {f["name"] for f in cycle.retrieved["files"]}
+    (base / ".session_manifest.openclaw.json").unlink()
+    report = json.loads(call(SPEC, "prepare", "--json")[1])
+    assert report["skipped_self"] == 1 and report["warnings"] == [] and report["sessions"] == 2
+    # The runs are found again from OpenClaw's records each time; nothing is remembered for them.
+    assert not (base / ".self_sessions.openclaw.json").exists()
 
 
 def test_a_registration_in_a_custom_tree_counts(home: Path, make_store: Any, msg: Any) -> None:

@@ -28,7 +28,7 @@ class TestOpenClawContract(SourceContract):
                 store.events(session, self.msg("user", text), at_ms=clock[0])
 
         # Session ids are "<agent>/<session>": the contract names sessions without the agent.
-        source = _AgentLess(agents, base_dir=tmp_path / "tree")
+        source = _AgentLess(agents)
         return SourceFixture(source, add)
 
 

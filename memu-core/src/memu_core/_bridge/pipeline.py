@@ -21,8 +21,8 @@ from memu_core._atomic import read_json, write_json
 from memu_core._bridge import jobs, resources, scan, selfskip, snapshot, sync
 from memu_core._bridge.lock import host_lock
 from memu_core._bridge.mine import Mined
-from memu_core._hostkit.layout import Layout
 from memu_core._hostkit.spec import HostSpec
+from memu_core._layout import Layout
 from memu_core._log import get_logger
 from memu_core.errors import UsageError
 from memu_core.interfaces import AgenticMemoryBackend, TranscriptSource
@@ -42,6 +42,8 @@ class PrepareReport:
     corrupt: int = 0
     unreadable: int = 0
     kept_edits: int = 0
+    skipped_self: int = 0
+    """Sessions passed over as bridging runs (memu's rule and the source's own)."""
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -63,10 +65,29 @@ def verify_command(spec: HostSpec, layout: Layout) -> str:
     return f"{spec.verify_command} --base-dir {layout.base}"
 
 
+def _source_self_sessions(source: TranscriptSource, layout: Layout, report: PrepareReport) -> set[str]:
+    """The runs the source recognises as its own in this tree; its warnings go to the report."""
+    try:
+        own = source.self_sessions(layout.base)
+    except Exception as exc:  # a source bug must not stop mining; the user hears what it costs
+        report.warnings.append(
+            f"{type(source).__name__}.self_sessions failed ({type(exc).__name__}: {exc}); "
+            "this host's own bridging runs may be mined"
+        )
+        return set()
+    report.warnings.extend(own.warnings)
+    return set(own.ids)
+
+
 def _self_skip(
-    spec: HostSpec, layout: Layout, environ: Mapping[str, str], cwd: Path, report: PrepareReport
+    spec: HostSpec,
+    source: TranscriptSource,
+    layout: Layout,
+    environ: Mapping[str, str],
+    cwd: Path,
+    report: PrepareReport,
 ) -> set[str]:
-    skip = set(selfskip.load(layout.self_sessions))
+    skip = set(selfskip.load(layout.self_sessions)) | _source_self_sessions(source, layout, report)
     if not spec.session_id_env or not selfskip.is_bridging_run(cwd, layout.base, environ):
         return skip
     own = selfskip.own_session(spec.session_id_env, environ)
@@ -76,7 +97,7 @@ def _self_skip(
             "it will be mined like any other"
         )
     elif own not in skip:
-        skip = set(selfskip.remember(layout.self_sessions, own))
+        skip |= set(selfskip.remember(layout.self_sessions, own))
         report.notes.append(
             f"note: this session ({own}) is a bridging run; its transcript will not be mined "
             f"(undo by removing it from {layout.self_sessions})"
@@ -123,7 +144,7 @@ def _prepare(
     report = PrepareReport()
     with host_lock(layout.lock, spec.id):
         write_json(layout.run_marker, {"started_at": time.time(), "pid": os.getpid()})
-        skip = _self_skip(spec, layout, environ, cwd or Path.cwd(), report)
+        skip = _self_skip(spec, source, layout, environ, cwd or Path.cwd(), report)
         cursor = read_json(layout.cursor, {})
         stage = layout.base / ".sessions.staging"
         shutil.rmtree(stage, ignore_errors=True)
@@ -146,6 +167,7 @@ def _prepare(
         report.remaining = found.remaining
         report.corrupt = found.corrupt
         report.unreadable = found.unreadable
+        report.skipped_self = found.skipped_self
     log.debug("prepare staged", host=spec.id, sessions=report.sessions, jobs=report.jobs, jobs_dir=str(layout.jobs))
     return report
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memu_core._layout import host_tree_shown
+
 if TYPE_CHECKING:
     import typer
 
@@ -167,7 +169,7 @@ FROM_DIR = Param(
 AS_JSON = Param("as_json", "Print the result as JSON.", flag="--json", kind=bool, default=False)
 NAME = Param("name", "Name of the recall file to delete.", required=True)
 TRACK = Param("track", "Its track.", flag="--track", default="memory")
-BASE_DIR = Param("base_dir", "Working tree (default ~/.memu/hosts/{host_id}).", flag="--base-dir")
+BASE_DIR = Param("base_dir", f"Working tree (default {host_tree_shown('{host_id}')}).", flag="--base-dir")
 SESSION_DIR = Param("session_dir", "Session logs (default {session_dir}).", flag="--session-dir", default="")
 MAX_JOBS = Param("max_jobs", "Sessions to mine this run.", flag="--max-jobs", kind=int, default=10)
 
@@ -190,7 +192,7 @@ HOST_RETRIEVE = Command(
 HOST_PREPARE = Command(
     "prepare",
     "Mine new session turns into job files for the agent (cursor staged until commit).",
-    (BASE_DIR, SESSION_DIR, MAX_JOBS),
+    (BASE_DIR, SESSION_DIR, MAX_JOBS, AS_JSON),
 )
 HOST_COMMIT = Command("commit", "Store what the agent changed in the mirror and advance the cursor.", (BASE_DIR,))
 HOST_VERIFY = Command(

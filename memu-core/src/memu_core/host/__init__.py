@@ -7,7 +7,8 @@ classified) and a :class:`HostSpec` (names, paths, guides), registers the spec t
     from memu_core.host import HostSpec, RecordKind, TranscriptSource, run_host
 
 The helpers below cover what the built-in hosts needed more than once: walking JSONL folders,
-epoch timestamps, recognising bridging runs by their working folder, reading a host's SQLite
+epoch timestamps, recognising bridging runs by their working folder (or, through
+:meth:`TranscriptSource.self_sessions`, by the host's own records), reading a host's SQLite
 database without writing to it, merging sources, the per-host working tree, atomic writes and
 the managed instruction block.
 
@@ -37,15 +38,15 @@ if TYPE_CHECKING:
     from memu_core._bridge.selfskip import load as load_self_sessions
     from memu_core._hostkit.composite import CompositeSource
     from memu_core._hostkit.epoch import EpochTimestamps, iso_utc
-    from memu_core._hostkit.layout import TRACKS, Layout
     from memu_core._hostkit.sqlite_ro import columns as readonly_columns
     from memu_core._hostkit.sqlite_ro import connect_readonly, readonly_uri
     from memu_core._hostkit.sqlite_ro import query as readonly_query
-    from memu_core._hostkit.worktree import SkipRunsInTree, cwd_in_tree, escaped_in_tree, hosts_root
+    from memu_core._hostkit.worktree import SkipRunsInTree, cwd_in_tree, escaped_in_tree
     from memu_core._jsonl import jsonl_files, newest_first, relative_key, top_level_value
+    from memu_core._layout import TRACKS, Layout, hosts_root
     from memu_core.errors import TranscriptReadError
     from memu_core.interfaces import TranscriptSource
-    from memu_core.types import Record, RecordKind, SessionFile, TranscriptRead
+    from memu_core.types import Record, RecordKind, SelfSessions, SessionFile, TranscriptRead
 
 _LAZY: dict[str, tuple[str, str]] = {
     # the seam and its records
@@ -53,6 +54,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Record": ("memu_core.types", "Record"),
     "RecordKind": ("memu_core.types", "RecordKind"),
     "SessionFile": ("memu_core.types", "SessionFile"),
+    "SelfSessions": ("memu_core.types", "SelfSessions"),
     "TranscriptRead": ("memu_core.types", "TranscriptRead"),
     "TranscriptReadError": ("memu_core.errors", "TranscriptReadError"),
     # reading JSONL logs
@@ -66,7 +68,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SkipRunsInTree": ("memu_core._hostkit.worktree", "SkipRunsInTree"),
     "cwd_in_tree": ("memu_core._hostkit.worktree", "cwd_in_tree"),
     "escaped_in_tree": ("memu_core._hostkit.worktree", "escaped_in_tree"),
-    "hosts_root": ("memu_core._hostkit.worktree", "hosts_root"),
+    "hosts_root": ("memu_core._layout", "hosts_root"),
     "CompositeSource": ("memu_core._hostkit.composite", "CompositeSource"),
     # a host's own SQLite database, read-only
     "connect_readonly": ("memu_core._hostkit.sqlite_ro", "connect_readonly"),
@@ -74,8 +76,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "readonly_query": ("memu_core._hostkit.sqlite_ro", "query"),
     "readonly_columns": ("memu_core._hostkit.sqlite_ro", "columns"),
     # the working tree and writing into it
-    "Layout": ("memu_core._hostkit.layout", "Layout"),
-    "TRACKS": ("memu_core._hostkit.layout", "TRACKS"),
+    "Layout": ("memu_core._layout", "Layout"),
+    "TRACKS": ("memu_core._layout", "TRACKS"),
     "read_json": ("memu_core._atomic", "read_json"),
     "write_json_atomic": ("memu_core._atomic", "write_json"),
     "write_text_atomic": ("memu_core._atomic", "write_text"),
@@ -96,6 +98,7 @@ __all__ = [
     "Layout",
     "Record",
     "RecordKind",
+    "SelfSessions",
     "SessionFile",
     "SkipRunsInTree",
     "TranscriptRead",

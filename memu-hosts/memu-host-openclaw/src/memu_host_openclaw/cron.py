@@ -2,54 +2,41 @@
 
 OpenClaw runs the scheduled task as a cron job and names each run's session window
 ``agent:<agentId>:cron:<jobId>:run:<sessionId>``. Once the user registers the job id
-(``memu-openclaw register-cron-job --job-id <id>``), every discovery looks those windows up in
-each store and leaves the runs ``<agentId>/<sessionId>`` out (and records them in the host's
-self-session list, for people to see). No prompt text is
-matched (it could be forged by a recalled memory); the agent segment is ignored because a job can
-change owner; a sub-agent spawned by a run (``…:run:<id>:subagent:…``) is not the run itself.
+(``memu-openclaw register-cron-job --job-id <id>``), ``prepare`` asks the source for its own
+sessions (:meth:`OpenClawSource.self_sessions`), which looks those windows up in each store and
+names the runs ``<agentId>/<sessionId>``; the pipeline leaves them out. No prompt text is matched
+(it could be forged by a recalled memory); the agent segment is ignored because a job can change
+owner; a sub-agent spawned by a run (``…:run:<id>:subagent:…``) is not the run itself. Nothing
+here writes, except :func:`register` when the user asks for it.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 import sqlite3
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memu_core.errors import UsageError
-from memu_core.host import (
-    Layout,
-    load_self_sessions,
-    read_json,
-    readonly_columns,
-    readonly_query,
-    write_json_atomic,
-    write_text_atomic,
-)
+from memu_core.host import SelfSessions, hosts_root, read_json, readonly_columns, readonly_query, write_json_atomic
 
 if TYPE_CHECKING:
     from memu_host_openclaw.source import OpenClawSource
 
 REGISTRATION = ".cron_job.openclaw.json"
-WARNING_STATE = ".cron_identity_warning.openclaw"
 _JOB_ID = re.compile(r"[A-Za-z0-9._-]+")
 _RUN_SQL = (
     "SELECT session_id, session_key FROM session_windows "
     "WHERE session_key GLOB 'agent:*:cron:' || ? || ':run:*' ORDER BY session_id"
 )
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """The self-session ids to skip and, when identity could not be established, why."""
-
-    ids: list[str]
-    problem: str = ""
-    """``""``, ``unsupported-store``, ``missing-registration`` or ``no-matching-sessions``."""
-    message: str = ""
+UNSUPPORTED_STORE = (
+    "structured cron session exclusion requires OpenClaw v2026.7.2-beta.4 or newer "
+    "(session_windows.session_key); until then the bridging runs' sessions are mined"
+)
+MISSING_REGISTRATION = (
+    "the bridging task's cron job is not registered, so its runs are mined like other sessions; "
+    "run `memu-openclaw register-cron-job --job-id <jobId>` (the id from `openclaw cron list`)"
+)
 
 
 def valid_job_id(job_id: str) -> str:
@@ -92,72 +79,47 @@ def _run_ids(store: Path, job: str) -> list[str]:
     return found
 
 
-def resolve(source: OpenClawSource, layout: Layout) -> Resolution:
-    """The remembered self sessions plus every run of the registered job found in the stores."""
-    remembered = load_self_sessions(layout.self_sessions)
+def registered_jobs(worktree: Path) -> list[str]:
+    """The job ids registered in ``worktree`` and in every other tree under ``~/.memu/hosts``.
+
+    A run of any memu bridging job is a bridging run, whichever tree it works in: with two trees
+    (two stores, say), each tree's run must be left out of the other's mining too. Read only.
+    """
+    trees = {worktree, *(p.parent for p in hosts_root().glob(f"*/{REGISTRATION}"))}
+    jobs = {registered_job(tree) for tree in trees}
+    return sorted(job for job in jobs if job is not None)
+
+
+def self_sessions(source: OpenClawSource, worktree: Path) -> SelfSessions:
+    """Every run of a registered bridging job found in the stores, and why none could be found."""
+    stores = source.stores()
+    if not stores:
+        return SelfSessions()  # legacy JSONL only: nothing names a cron run
     capable = []
-    for store in source.stores():
+    for store in stores:
         try:
             if {"session_id", "session_key"} <= readonly_columns(store, "session_windows"):
                 capable.append(store)
         except sqlite3.Error:
             continue
     if not capable:
-        return Resolution(
-            remembered,
-            "unsupported-store",
-            "structured cron session exclusion requires OpenClaw v2026.7.2-beta.4 or newer "
-            "(session_windows.session_key); until then the bridging runs' sessions are mined",
-        )
-    job = registered_job(layout.base)
-    if job is None:
-        return Resolution(
-            remembered,
-            "missing-registration",
-            "the bridging task's cron job is not registered, so its runs are mined like other sessions; "
-            "run `memu-openclaw register-cron-job --job-id <jobId>` (the id from `openclaw cron list`)",
-        )
-    ids: list[str] = []
+        return SelfSessions(warnings=(UNSUPPORTED_STORE,))
+    jobs = registered_jobs(worktree)
+    if not jobs:
+        return SelfSessions(warnings=(MISSING_REGISTRATION,))
+    ids: set[str] = set()
     for store in capable:
-        try:
-            ids.extend(i for i in _run_ids(store, job) if i not in ids)
-        except sqlite3.Error:
-            continue
+        for job in jobs:
+            try:
+                ids.update(_run_ids(store, job))
+            except sqlite3.Error:
+                continue
     if not ids:
-        return Resolution(remembered, "no-matching-sessions", f"no session of cron job {job} found yet")
-    merged = remembered + [i for i in ids if i not in remembered]
-    if merged != remembered:
-        # Uncapped on purpose: these ids come from the host's own records, not from an env var.
-        write_json_atomic(layout.self_sessions, merged)
-    return Resolution(merged)
-
-
-log = logging.getLogger(__name__)
-
-
-def runs_to_skip(source: OpenClawSource, layout: Layout) -> set[str]:
-    """The ids to leave out of discovery; logs a warning when identity is missing (once per kind)."""
-    try:
-        resolution = resolve(source, layout)
-        message = warn_once(layout, resolution)
-    except OSError as exc:  # an unwritable tree must not stop mining
-        log.warning("could not record OpenClaw cron runs under %s: %s", layout.base, exc)
-        return set()
-    if message:
-        # Straight to stderr: the pipeline's report has no channel for a source, and this is
-        # the one thing the user must act on.
-        sys.stderr.write(f"warning: {message}\n")
-    return set(resolution.ids)
-
-
-def warn_once(layout: Layout, resolution: Resolution) -> str | None:
-    """The warning to show, only when its kind differs from the last one shown (re-armed on success)."""
-    state = layout.base / WARNING_STATE
-    last = state.read_text(encoding="utf-8").strip() if state.is_file() else ""
-    if not resolution.problem:
-        state.unlink(missing_ok=True)
-        return None
-    if resolution.problem == last:
-        return None
-    write_text_atomic(state, resolution.problem + "\n")
-    return resolution.message
+        named = ", ".join(jobs)
+        return SelfSessions(
+            warnings=(
+                f"no session of cron job {named} found yet; if the bridging task runs "
+                "under another job, register that one with `memu-openclaw register-cron-job`",
+            )
+        )
+    return SelfSessions(frozenset(ids))

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from memu_core.host import (
     EpochTimestamps,
     RecordKind,
+    SelfSessions,
     SessionFile,
     TranscriptRead,
     TranscriptReadError,
@@ -86,12 +87,8 @@ class OpenClawSource(EpochTimestamps):
 
     name: ClassVar[str] = "openclaw"
 
-    def __init__(self, session_dir: str | Path | None = None, base_dir: str | Path | None = None) -> None:
+    def __init__(self, session_dir: str | Path | None = None) -> None:
         super().__init__(session_dir)
-        self.base_dir = (
-            Path(base_dir).expanduser() if base_dir else Path.home() / ".memu" / "hosts" / "openclaw"
-        )
-        """The working tree holding the cron registration (see :mod:`memu_host_openclaw.cron`)."""
         self._stored: dict[Path, tuple[Path, str]] = {}
         """Virtual path → (store, session id), for sessions read from a store."""
 
@@ -132,27 +129,13 @@ class OpenClawSource(EpochTimestamps):
         for legacy in jsonl_files(self.root(), keep_dir=lambda n: n != ARCHIVE_DIR, keep_file=_not_sidecar):
             if legacy.path not in stored:
                 found.append(legacy)
-        runs = self.bridging_runs()
-        return newest_first(s for s in found if not runs or self.session_id(s.path) not in runs)
+        return newest_first(found)
 
-    def bridging_runs(self) -> set[str]:
-        """Sessions of every registered bridging cron job (never mined); empty without stores.
-
-        The registration lives in a working tree; the source is not told which tree this run
-        uses, so every tree under ``~/.memu/hosts`` holding one counts (a run of any memu
-        bridging job is a bridging run). With none, the default tree carries the warning.
-        """
-        if not self.stores():
-            return set()
-        from memu_core.host import Layout, hosts_root
+    def self_sessions(self, worktree: Path) -> SelfSessions:
+        """The runs of every registered bridging cron job (:mod:`memu_host_openclaw.cron`)."""
         from memu_host_openclaw import cron
 
-        trees = {self.base_dir, *(p.parent for p in hosts_root().glob(f"*/{cron.REGISTRATION}"))}
-        registered = sorted(t for t in trees if cron.registered_job(t) is not None)
-        runs: set[str] = set()
-        for tree in registered or [self.base_dir]:
-            runs |= cron.runs_to_skip(self, Layout.at(tree, self.name))
-        return runs
+        return cron.self_sessions(self, worktree)
 
     def session_id(self, path: Path) -> str:
         """``<agentId>/<sessionId>``: session ids are unique only within one agent's store."""

@@ -11,9 +11,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memu_core._hostkit.spec import HostSpec
+
+if TYPE_CHECKING:
+    from memu_core._bridge.pipeline import PrepareReport
 
 
 def _say(text: str) -> None:
@@ -25,22 +28,31 @@ def _warn(text: str) -> None:
 
 
 def _layout(spec: HostSpec, base_dir: str | None):  # type: ignore[no-untyped-def]
-    from memu_core._hostkit.layout import Layout
+    from memu_core._layout import Layout
 
     return Layout.at(base_dir or spec.default_base(), spec.id)
 
 
-def run_prepare(spec: HostSpec, base_dir: str | None, session_dir: str, max_jobs: int) -> None:
-    """``prepare``: mine, stage, print the report lines."""
-    from memu_core._bridge import instruction, pipeline
-    from memu_core._bridge.backend import open_backend
+def run_prepare(spec: HostSpec, base_dir: str | None, session_dir: str, max_jobs: int, as_json: bool = False) -> None:
+    """``prepare``: mine, stage, print the report (lines, or one JSON object with ``--json``)."""
+    from memu_core._bridge import pipeline
     from memu_core.errors import UsageError
 
     if not session_dir and not spec.session_dir:
         raise UsageError(f"{spec.binary} has no default session folder; pass --session-dir <folder>")
+    from memu_core._bridge.backend import open_backend
+
     layout = _layout(spec, base_dir)
     source = spec.make_source(session_dir or None)
     report = pipeline.prepare(spec, source, layout, open_backend, max_jobs=max_jobs)
+    _refresh_instruction(spec, report)
+    if as_json:
+        from dataclasses import asdict
+
+        from memu_core._retrieve_output import render
+
+        _say(render({**asdict(report), "jobs_dir": str(layout.jobs)}))
+        return
     for w in report.warnings:
         _warn(f"warning: {w}")
     for n in report.notes:
@@ -58,13 +70,19 @@ def run_prepare(spec: HostSpec, base_dir: str | None, session_dir: str, max_jobs
         _warn(f"warning: {report.unreadable} session file(s) could not be read; they are retried next run")
     if report.kept_edits:
         _say(f"kept {report.kept_edits} uncommitted edit(s) in the mirror; the next commit stores them")
+
+
+def _refresh_instruction(spec: HostSpec, report: PrepareReport) -> None:
+    """Bring the installed retrieval procedure up to date; what happened goes in the report."""
+    from memu_core._bridge import instruction
+
     try:
         skills = Path(spec.skills_dir).expanduser() if spec.skills_dir else None
         if spec.instruction_path:
             for change in instruction.refresh(Path(spec.instruction_path).expanduser(), spec.binary, skills):
-                _say(f"refreshed the retrieval procedure at {change.path}")
+                report.notes.append(f"refreshed the retrieval procedure at {change.path}")
     except OSError as exc:
-        _warn(f"note: could not refresh the retrieval procedure ({exc})")
+        report.warnings.append(f"could not refresh the retrieval procedure ({exc})")
 
 
 def run_commit(spec: HostSpec, base_dir: str | None) -> None:
