@@ -181,11 +181,28 @@ def test_unclosed_frontmatter_refuses_the_commit(
 def test_doctor_reports_each_check(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "doctor")
     assert code == 0
-    rows = {line.split()[0]: line for line in out.splitlines()}
-    assert rows["mode"].endswith("local") and str(home / ".memu") in rows["store"]
-    assert rows["embedder"].endswith("none (lexical search only)")
-    assert rows["vectors"].endswith("none stored yet")
-    assert rows["retrieval"].startswith("retrieval ok (0 hit(s)")
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines() if not line.startswith(" ")}
+    assert rows["mode"] == "local" and str(home / ".memu") in rows["store"]
+    assert rows["embedder"].startswith("none (lexical search only")
+    assert rows["vectors"] == "none stored yet" and rows["search"] == "lexical"
+    assert rows["retrieval"].startswith("ok (0 hit(s)")
+    # The host's own checks follow memu's, in the same format.
+    assert rows["sessions"].startswith("WARN  no Toy session log at ")
+    assert rows["instruction"].startswith(f"WARN  no memu block in {home / '.toy' / 'AGENTS.md'}")
+    assert "own runs" not in out  # no sessions yet: nothing to keep its runs out of
+    assert out.endswith("all checks passed (2 warning(s) above)\n")
+
+
+def test_doctor_host_checks_pass_once_installed(
+    sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(capsys, "install-instruction")[0] == 0
+    code, out, err = _run(capsys, "doctor")
+    assert code == 0 and err == ""
+    assert f"sessions    {sessions_root}\n" in out
+    assert f"instruction {home / '.toy' / 'AGENTS.md'}: memu block installed\n" in out
+    assert "own runs    a scheduled run names its session through TOY_SESSION_ID\n" in out
+    assert out.endswith("all checks passed\n")
 
 
 def test_doctor_failure_is_one_line_with_exit_1(
@@ -194,8 +211,10 @@ def test_doctor_failure_is_one_line_with_exit_1(
     blocker = home / "not-a-dir"
     blocker.write_text("x")
     monkeypatch.setenv("MEMU_DB", str(blocker / "memu.sqlite3"))
-    code, _, err = _run(capsys, "doctor")
-    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1
+    code, out, err = _run(capsys, "doctor")
+    assert code == 1 and err == "error: 1 check(s) failed (store); the FAIL rows above say how to fix them\n"
+    assert "store       FAIL  cannot open: " in out and "            fix: point MEMU_DB at a writable place" in out
+    assert "retrieval" not in out  # nothing after the store could be checked
 
 
 def test_bad_flag_value_is_a_usage_error(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,20 +52,24 @@ def add_builtin_commands(app: typer.Typer) -> None:
 
     @app.command()
     def doctor() -> None:
-        """Check configuration, store, embedder and a live retrieval; one line per problem."""
-        from memu_core._cli.admin_cmds import run_doctor
+        """Check configuration, plugins, store, embedder and a live retrieval; one row per check."""
+        import sys
 
-        raise typer.Exit(run_doctor())
+        from memu_core._cli import doctor as checkup
+
+        raise typer.Exit(checkup.run(checkup.CORE, checkup.Context("memu"), sys.stdout, sys.stderr))
 
     @app.command()
     def reindex() -> None:
         """Re-embed every segment and resource under the configured embedder (resumable)."""
         import sys
 
+        from memu_core import _compose
         from memu_core._engine.reindex import run_reindex
         from memu_core.settings import load_settings
 
-        raise typer.Exit(run_reindex(load_settings(), sys.stdout, sys.stderr))
+        store, embedder, chunk = _compose.reindex_inputs(load_settings())
+        raise typer.Exit(run_reindex(store, embedder, sys.stdout, sys.stderr, batch_size=chunk))
 
     db = sub_app("Schema migrations of the configured store.")
 

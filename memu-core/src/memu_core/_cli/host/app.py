@@ -139,11 +139,12 @@ def add_host_verbs(spec: HostSpec, app: "typer.Typer") -> None:
 
     @app.command()
     def doctor() -> None:
-        """Check config, mode, store, embedder and the live retrieval the instruction runs."""
-        from memu_core._bridge import doctor as doc
-        from memu_core._bridge.backend import open_backend
+        """Check configuration, plugins, store, embedder and a live retrieval, then this host's
+        session folder, instruction and own runs; one row per check."""
+        from memu_core._cli import doctor as checkup
+        from memu_core._cli.host.doctor import checks
 
-        code = doc.run(spec.binary, open_backend, sys.stdout, sys.stderr)
+        code = checkup.run(checks(spec), checkup.Context(spec.binary), sys.stdout, sys.stderr)
         if code:
             raise typer.Exit(code)
 
