@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from memu_core import _compose, _layout, v4
+from memu_core._atomic import write_text
 from memu_core._serve import stamp, unix
 from memu_core.errors import LockBusy, MemuError, UsageError
 
@@ -79,7 +80,7 @@ class WarmServer:
     ) -> WarmServer:
         """Take the run directory's lock (or raise :class:`LockBusy`), build the backend (the
         factory warms it), bind the socket (0600) and write the pidfile."""
-        run = _layout.ensure_run_dir()
+        _layout.ensure_run_dir()
         sock_path = _layout.serve_socket()
         if len(os.fsencode(sock_path)) > unix.MAX_PATH_BYTES:  # before building a backend for nothing
             raise UsageError(f"the socket path {sock_path} is too long for a Unix socket; {_TOO_LONG_HINT}")
@@ -90,7 +91,7 @@ class WarmServer:
                 backend, idle=idle, socket_file=sock_path, lock_fd=lock_fd, schema=schema or (lambda: None)
             )
             server._bind()
-            server._write_pidfile(run)
+            server._write_pidfile()
         except BaseException:
             os.close(lock_fd)
             raise
@@ -105,7 +106,7 @@ class WarmServer:
         )
         self._server = server
 
-    def _write_pidfile(self, run: Path) -> None:
+    def _write_pidfile(self) -> None:
         info = {
             "pid": os.getpid(),
             "version": self.version,
@@ -113,10 +114,7 @@ class WarmServer:
             "socket": str(self.socket_file),
             "started": self.started,
         }
-        tmp = run / f".{_layout.PID_NAME}.{os.getpid()}"
-        tmp.write_text(json.dumps(info), encoding="utf-8")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, _layout.serve_pidfile())
+        write_text(_layout.serve_pidfile(), json.dumps(info), mode=0o600)
 
     # -- run --------------------------------------------------------------------------------
     def serve(self) -> str:
