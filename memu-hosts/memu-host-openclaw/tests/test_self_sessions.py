@@ -135,3 +135,12 @@ def test_prepare_skips_the_runs_and_reports_why(home: Path, agents: Path) -> Non
     assert report["skipped_self"] == 2 and report["sessions"] == 3  # work, the sub-agent, job-9's run
     mined = "".join(p.read_text() for p in (tree / "sessions").glob("*.jsonl"))
     assert "(run-1)" not in mined and "(run-2)" not in mined and "(child)" in mined
+
+
+def test_doctor_shows_how_the_runs_are_recognised(home: Path, agents: Path) -> None:
+    code, out, _ = call(SPEC, "doctor")
+    assert code == 0 and "own runs    WARN  the bridging task's cron job is not registered" in out
+    assert call(SPEC, "register-cron-job", "--job-id", "job-7")[0] == 0
+    code, out, _ = call(SPEC, "doctor")
+    assert code == 0 and "own runs    2 bridging run(s) recognised in OpenClaw's records\n" in out
+    assert "WARN" not in out.split("own runs", 1)[1]
