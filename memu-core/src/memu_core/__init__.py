@@ -4,8 +4,9 @@ The public surface is small on purpose: ``hookimpl`` and ``hookspec`` here, and 
 :mod:`~memu_core.hookspecs`, :mod:`~memu_core.interfaces`, :mod:`~memu_core.types`,
 :mod:`~memu_core.errors`, :mod:`~memu_core.settings`, :mod:`~memu_core.text`,
 :mod:`~memu_core.v4`, :mod:`~memu_core.host` (the host SDK), :mod:`~memu_core.cli`,
-:mod:`~memu_core.serving` and :mod:`~memu_core.testing`. Everything in a module whose name starts with ``_`` is private; plugin
-distributions never import it (docs/adr/0008-module-map.md, checked by import-linter).
+:mod:`~memu_core.serving` and :mod:`~memu_core.testing`. Everything in a module whose name
+starts with ``_`` is private; plugin distributions never import it
+(docs/adr/0008-module-map.md, checked by import-linter).
 """
 
 from __future__ import annotations
