@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from memu_core._engine.embedders import choose, describe_choice, ensure_same_space, select_embedder
-from memu_core.errors import ConfigError, FingerprintMismatch
+from memu_core._engine.embedders import choose, select_embedder
+from memu_core.errors import ConfigError
 from memu_core.interfaces import Embedder
 from memu_core.types import Fingerprint
 
@@ -126,40 +126,12 @@ def test_a_registered_third_party_name_wins() -> None:
     assert isinstance(select_embedder(_settings("fastembed"), {**BOTH, "fastembed": Extra}), Extra)
 
 
-def test_describe_choice_reports_mode_and_fingerprint() -> None:
-    settings = _settings("local")
-    plain = describe_choice(settings, BOTH)
-    assert plain["embedder"] == "local" and plain["mode"] == "hybrid"
-    built = select_embedder(settings, BOTH)
-    assert describe_choice(settings, BOTH, built)["fingerprint"] == {
-        "provider": "local",
-        "model": "m",
-        "dimension": 3,
-    }
-    assert describe_choice(_settings("off"), BOTH)["mode"] == "lexical"
-    broken = describe_choice(_settings("openai"), {})
-    assert broken["mode"] == "error" and "pip install memu-embed-litellm" in broken["error"]
-
-
 def test_environment_is_read_when_settings_are_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMU_EMBED_PROVIDER", "cohere")
     assert isinstance(select_embedder(None, BOTH), Remote)
     monkeypatch.delenv("MEMU_EMBED_PROVIDER")
     monkeypatch.delenv("MEMU_LLM_PROVIDER", raising=False)
     assert isinstance(select_embedder(None, BOTH), Local)
-
-
-def test_fingerprint_guard_names_both_models_and_reindex() -> None:
-    stored = Fingerprint("openai", "text-embedding-3-small", 1536)
-    wanted = Fingerprint("local", "all-MiniLM-L6-v2", 384)
-    ensure_same_space(None, wanted)
-    ensure_same_space(stored, stored)
-    with pytest.raises(FingerprintMismatch) as info:
-        ensure_same_space(stored, wanted)
-    message = str(info.value)
-    assert "text-embedding-3-small" in message and "all-MiniLM-L6-v2" in message and "memu reindex" in message
-    with pytest.raises(FingerprintMismatch, match="no embedder is configured"):
-        ensure_same_space(stored, None)
 
 
 def test_real_plugins_select_real_embedders(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:

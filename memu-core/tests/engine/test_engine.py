@@ -49,7 +49,14 @@ def engine(store, embedder) -> LocalEngine:
 
 
 def _listing(engine: LocalEngine) -> list[dict]:
-    return list(engine.iter_all_files())
+    files: list[dict] = []
+    cursor = None
+    while True:
+        page = engine.list_all_recall_files(cursor=cursor, limit=200)
+        files += page["recall_files"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return files
 
 
 def test_commit_then_list_covers_both_tracks_without_vectors(engine: LocalEngine) -> None:

@@ -27,7 +27,7 @@ from memu_core.testing.lexical_answers import (
     engine_over,
     line_queries,
 )
-from memu_core.text import query_terms
+from memu_core.text import expand_query, query_terms
 
 pytestmark = pytest.mark.slow
 # Each example is a search on a large store: shrinking a failure would run for many minutes, and
@@ -121,3 +121,22 @@ def test_any_budget_keeps_answers(small: Built, budget: int, monkeypatch: pytest
         check_store_finds_line(small.store, small.index, data.draw(line_queries(small.index, whole=True)))
 
     probe()
+
+
+@pytest.mark.parametrize("budget", [50, 500])
+def test_a_rows_score_does_not_depend_on_the_rule_that_admitted_it(
+    small: Built, budget: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FTS5's bm25() counts a term once per mention in the expression; a narrow rule that named
+    # a term twice once scored its rows higher than every other store would.
+    queries = ["retry backoff broker queue", "deploy release cache", "docker python bundle staging"]
+    for query in queries:
+        expanded = expand_query(query)
+        monkeypatch.setattr(lexical, "BUDGET", 10**9)
+        every_row = small.store.search_segments_lexical(expanded, {}, None, 100_000)
+        exhaustive = {h.id: h.score for h in every_row}
+        monkeypatch.setattr(lexical, "BUDGET", budget)
+        narrowed = small.store.search_segments_lexical(expanded, {}, None, 100)
+        assert narrowed, query
+        for hit in narrowed:
+            assert hit.score == pytest.approx(exhaustive[hit.id], rel=1e-9), query

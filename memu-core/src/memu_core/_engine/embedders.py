@@ -20,11 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memu_core.errors import ConfigError, FingerprintMismatch
+from memu_core.errors import ConfigError
 from memu_core.interfaces import Embedder
-from memu_core.types import Fingerprint
 
-__all__ = ["EmbedderChoice", "choose", "describe_choice", "ensure_same_space", "select_embedder"]
+__all__ = ["EmbedderChoice", "choose", "select_embedder"]
 
 LEXICAL_ONLY = frozenset({"none", "off", "lexical", "false", "0"})
 LOCAL = "local"
@@ -82,9 +81,7 @@ def choose(settings: Any, registry: Mapping[str, type[Embedder]]) -> EmbedderCho
     if key == LOCAL:
         raise ConfigError(f"MEMU_EMBED_PROVIDER=local needs memu-embed-local: {INSTALL_HINTS[LOCAL]}")
     if LITELLM not in registry:
-        raise ConfigError(
-            f"MEMU_EMBED_PROVIDER={provider} needs memu-embed-litellm: {INSTALL_HINTS[LITELLM]}"
-        )
+        raise ConfigError(f"MEMU_EMBED_PROVIDER={provider} needs memu-embed-litellm: {INSTALL_HINTS[LITELLM]}")
     return EmbedderChoice(LITELLM, key, f"MEMU_EMBED_PROVIDER={provider} (through litellm)")
 
 
@@ -98,57 +95,3 @@ def select_embedder(settings: Any, registry: Mapping[str, type[Embedder]]) -> Em
     if choice.embedder is None:
         return None
     return registry[choice.embedder].from_settings(settings)
-
-
-def describe_choice(
-    settings: Any, registry: Mapping[str, type[Embedder]], embedder: Embedder | None = None
-) -> dict[str, Any]:
-    """What ``doctor`` and ``retrieve --json`` say about the embedder.
-
-    ``{"embedder", "provider", "mode", "reason"}``, plus ``fingerprint`` (and the embedder's own
-    ``describe()`` keys) when a built ``embedder`` is passed. Never raises for a configuration
-    problem: it reports it under ``error`` instead.
-    """
-    try:
-        choice = choose(settings, registry)
-    except ConfigError as exc:
-        return {
-            "embedder": None,
-            "provider": configured_provider(settings),
-            "mode": "error",
-            "error": str(exc),
-        }
-    out: dict[str, Any] = {
-        "embedder": choice.embedder,
-        "provider": choice.provider,
-        "mode": "hybrid" if choice.embedder else "lexical",
-        "reason": choice.reason,
-    }
-    if embedder is not None:
-        details = getattr(embedder, "describe", None)
-        if callable(details):
-            out.update({k: v for k, v in details().items() if k not in out or out[k] is None})
-        fp = embedder.fingerprint
-        out["fingerprint"] = {"provider": fp.provider, "model": fp.model, "dimension": fp.dimension}
-    return out
-
-
-def ensure_same_space(stored: Fingerprint | None, configured: Fingerprint | None) -> None:
-    """Refuse to mix embedding spaces: ``FingerprintMismatch`` naming both models and the fix.
-
-    ``stored`` ``None`` (a store with no vectors yet) accepts anything; ``configured`` ``None``
-    (lexical-only) over a dense store is refused too, since new rows would have no vectors.
-    """
-    if stored is None or stored == configured:
-        return
-    if configured is None:
-        raise FingerprintMismatch(
-            f"the store's vectors were made by {stored.describe()} but no embedder is configured: "
-            f"set MEMU_EMBED_PROVIDER={stored.provider} (and "
-            f"MEMU_EMBED_MODEL={stored.model}) to keep using them"
-        )
-    raise FingerprintMismatch(
-        f"the store's vectors were made by {stored.describe()} but the configured embedder is "
-        f"{configured.describe()}: run `memu reindex` to re-embed the store, or set MEMU_EMBED_PROVIDER="
-        f"{stored.provider} and MEMU_EMBED_MODEL={stored.model} to go back"
-    )

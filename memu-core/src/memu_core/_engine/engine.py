@@ -10,7 +10,7 @@ line (``rerank.py``) and rolls segments up to their files.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from memu_core._engine.cursor import decode_cursor, encode_cursor
@@ -291,16 +291,6 @@ class LocalEngine(AgenticMemoryBackend):
             "next_cursor": encode_cursor(next_key) if next_key else None,
         }
 
-    def iter_all_files(self, where: Mapping[str, Any] | None = None, *, page: int = 200) -> Iterable[dict[str, Any]]:
-        """Every file, following the cursor to the end."""
-        cursor: str | None = None
-        while True:
-            result = self.list_all_recall_files(where, cursor=cursor, limit=page)
-            yield from result["recall_files"]
-            cursor = result["next_cursor"]
-            if not cursor:
-                return
-
     def forget(self, name: str, *, track: str = "memory", user: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Delete one file (and its segments and vectors)."""
         if not isinstance(name, str) or not name.strip():
@@ -320,9 +310,7 @@ class LocalEngine(AgenticMemoryBackend):
     ) -> dict[str, Any]:
         """Hybrid search: ranked segments, their files (best segment wins) and resources."""
         if not isinstance(query, str) or not query.strip():
-            raise UsageError(
-                'empty query: pass the question to search memory for, e.g. `memu retrieve "deploy steps"`'
-            )
+            raise UsageError('empty query: pass the question to search memory for, e.g. `memu retrieve "deploy steps"`')
         filters = parse_where(where)
         k = DEFAULT_TOP_K if top_k is None else top_k
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:
@@ -400,9 +388,7 @@ class LocalEngine(AgenticMemoryBackend):
         ]
         res_top = fuse(res_rankings)[:RESOURCE_TOP_K]
         res_rows = self.store.fetch_resources([h.id for h in res_top])
-        resource_out = [
-            {**res_rows[h.id].to_json(), "score": round(h.score, 6)} for h in res_top if h.id in res_rows
-        ]
+        resource_out = [{**res_rows[h.id].to_json(), "score": round(h.score, 6)} for h in res_top if h.id in res_rows]
         log.debug(
             "retrieve ranked",
             mode=used,
@@ -457,4 +443,3 @@ class LocalEngine(AgenticMemoryBackend):
     def close(self) -> None:
         """Close the store."""
         self.store.close()
-

@@ -32,9 +32,7 @@ def _any(terms: list[str]) -> str:
 
 def _row_counts(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
     """How many segments hold each term, from the FTS vocabulary (one index seek per term)."""
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.segments_vocab USING fts5vocab(main, segments_fts, row)"
-    )
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.segments_vocab USING fts5vocab(main, segments_fts, row)")
     counts: dict[str, int] = {}
     for term in terms:
         row = conn.execute("SELECT doc FROM temp.segments_vocab WHERE term = ?", (term,)).fetchone()
@@ -54,13 +52,13 @@ def segment_matches(conn: sqlite3.Connection, terms: list[str], typed: int) -> l
 
 
 def _expression(rule: CandidateRule, terms: list[str]) -> str:
-    # bm25() scores only the terms the expression names, so every term appears in it: the ones
-    # a candidate need not hold are OR-ed with the marker word every row carries.
+    # bm25() scores every phrase the expression names, once per mention: each term appears
+    # exactly once. Terms a candidate need not hold are OR-ed with the marker word every row
+    # carries, so they are scored without being required.
     required = _any(list(rule.required))
-    rest = [t for t in terms if t not in rule.required]
-    if not rest:
-        return required
-    optional = f"{_any(rest)} OR tag : {EVERY_ROW}"
-    if rule.also:
-        return f"({required}) AND ({_any(list(rule.also))}) AND ({optional})"
-    return f"({required}) AND ({optional})"
+    also = [t for t in terms if t in rule.also]
+    rest = [t for t in terms if t not in rule.required and t not in rule.also]
+    parts = [required, *([_any(also)] if also else [])]
+    if rest:
+        parts.append(f"{_any(rest)} OR tag : {EVERY_ROW}")
+    return parts[0] if len(parts) == 1 else " AND ".join(f"({p})" for p in parts)
