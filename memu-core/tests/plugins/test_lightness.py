@@ -23,11 +23,18 @@ print("LOADED", loaded, file=sys.stderr)
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    """A fresh home, lexical-only, no warm server."""
+    """A fresh home holding a lexical-only store, no warm server, the default configuration.
+
+    The store is committed without an embedder; the retrieves then run with nothing configured,
+    as a new user has it (the default provider is the local model, which a store without
+    vectors must not make anyone load).
+    """
     environ = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}
-    environ.update(HOME=str(tmp_path), MEMU_EMBED_PROVIDER="none", MEMU_SERVE_AUTOSTART="0")
+    environ.update(HOME=str(tmp_path), MEMU_SERVE_AUTOSTART="0")
     commit = [sys.executable, "-m", "memu_core._cli.main", "commit", "--from-dir", str(REPO / "examples")]
-    done = subprocess.run(commit, env=environ, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        commit, env={**environ, "MEMU_EMBED_PROVIDER": "none"}, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return environ
 

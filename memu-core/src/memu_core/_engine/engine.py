@@ -319,7 +319,11 @@ class LocalEngine(AgenticMemoryBackend):
             raise UsageError(f"unknown search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
         track_list = list(tracks) if tracks else None
 
-        embedder = self.embedder if mode != "lexical" else None
+        # A store without vectors answers lexically whatever the configuration, so the embedder
+        # (and the plugins and model behind it) is not even built for it: the per-turn retrieve
+        # over a lexical-only store stays a small process.
+        wants_vectors = mode == "dense" or (mode != "lexical" and self.store.fingerprint() is not None)
+        embedder = self.embedder if wants_vectors else None
         if mode == "dense" and embedder is None:
             raise UsageError("dense search needs an embedder: set MEMU_EMBED_PROVIDER (e.g. local)")
         vector: list[float] | None = None
