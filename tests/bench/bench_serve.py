@@ -15,6 +15,11 @@ Measures, in one run (median and min-max over ``--runs`` fresh processes unless 
 The store's 210,000 segment vectors are stand-ins under MiniLM's fingerprint (see
 ``_harness.StandInEmbedder``): embedding them with MiniLM takes hours on two cores, and search cost
 does not depend on the values. Every *query* is embedded by the real model.
+
+Every answer is checked (``_harness.check_answer``) once its run has ended: segments and files, in
+the mode the row names, and the query's planted file (``_harness.planted_files``, written with the
+store) among the first :data:`TOP_K`. The TCP load's queries are each checked once before the load
+(the server answers a query the same way every time). The run fails on a wrong or empty answer.
 """
 
 from __future__ import annotations
@@ -38,15 +43,19 @@ from typing import Any
 import _harness as h
 
 LINES = (18, 22)
+TOP_K = 5
+"""A host's ``retrieve`` asks for the engine's default, 5 segments; the planted file must be among them."""
 
 
 def store(files: int) -> Path:
     """A cached SQLite store of ``files`` generated files with ~20 lines each (stand-in vectors)."""
-    tag = hashlib.sha256(f"{h.memu_version()}:{h.SEED}:{files}:{LINES}:serve-v1".encode()).hexdigest()[:10]
+    tag = hashlib.sha256(f"{h.memu_version()}:{h.SEED}:{files}:{LINES}:serve-v2".encode()).hexdigest()[:10]
     path = h.cache_dir() / f"serve-store-{files}-{tag}.db"
     done = path.with_suffix(".ok")
     if done.exists() and path.exists():
         return path
+    for old in h.cache_dir().glob(f"serve-store-{files}-*"):  # v1 stores lack the planted answers
+        old.unlink(missing_ok=True)
     for stale in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         stale.unlink(missing_ok=True)
     from memu_core._engine.engine import LocalEngine
@@ -58,6 +67,7 @@ def store(files: int) -> Path:
     for start in range(0, len(corpus), 500):
         engine.commit_results(recall_files=corpus[start : start + 500])
         print(f"  built {start + 500}/{files} files ({time.perf_counter() - started:.0f}s)", file=sys.stderr)
+    engine.commit_results(recall_files=h.planted_files())
     engine.close()
     done.write_text("ok")
     return path
@@ -100,28 +110,32 @@ LAUNCHER = (
 )
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """``(wall seconds, peak RSS MiB)`` of one run of ``cmd`` as a fresh process."""
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """``(wall seconds, peak RSS MiB, standard output)`` of one run of ``cmd`` as a fresh process."""
     out = subprocess.run(
         [sys.executable, "-S", "-c", LAUNCHER, *cmd], env=env, capture_output=True, text=True, timeout=900
     )
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {out.stderr[-400:]}")
     seconds, rss_kib = out.stderr.strip().splitlines()[-1].split()
-    return float(seconds), int(rss_kib) / 1024.0
+    return float(seconds), int(rss_kib) / 1024.0, out.stdout
 
 
 def retrieve_runs(
-    env: dict[str, str], queries: list[str], runs: int, cmd: list[str] | None = None
+    env: dict[str, str], queries: list[str], runs: int, cmd: list[str] | None = None, mode: str | None = None
 ) -> h.Stats:
-    """``memu-claude-code retrieve QUERY`` (or ``cmd``) as a fresh process per run."""
+    """``memu-claude-code retrieve QUERY`` (or ``cmd``) as a fresh process per run, after one
+    untimed warm-up; each retrieve's output is checked to answer in ``mode`` with its planted file."""
     base = cmd or [binary("memu-claude-code"), "retrieve"]
-    timed([*base, "warm up"] if cmd is None else base, env)
+    picked = [queries[-1], *(queries[i % len(queries)] for i in range(runs))]  # the first warms up
     samples, peak = [], 0.0
-    for i in range(runs):
-        seconds, rss = timed([*base, queries[i % len(queries)]] if cmd is None else base, env)
-        samples.append(seconds)
-        peak = max(peak, rss)
+    for i, query in enumerate(picked):
+        seconds, rss, stdout = timed([*base, query] if cmd is None else base, env)
+        if cmd is None:
+            h.check_output(stdout, query, TOP_K, mode=mode)
+        if i:
+            samples.append(seconds)
+            peak = max(peak, rss)
     return h.Stats(samples, peak_rss_mb=peak)
 
 
@@ -129,22 +143,41 @@ def round_trip(env: dict[str, str], queries: list[str], runs: int) -> h.Stats:
     """The warm request alone (query embedding + search + JSON), from one already-started client."""
     code = (
         "import json, sys, time\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "import _harness as h\n"
         "from memu_core._serve import client\n"
         "qs = json.loads(sys.argv[1]); out = []\n"
         "for q in qs:\n"
         "    t = time.perf_counter()\n"
         "    r = client.warm_retrieve(q, autostart=False)\n"
         "    out.append(time.perf_counter() - t)\n"
-        "    assert r is not None\n"
+        "    if r is None:\n"
+        "        raise h.WrongAnswer(f'{q!r}: the warm server did not answer')\n"
+        f"    h.check_answer(r, q, {TOP_K}, mode='hybrid')\n"
         "print(json.dumps(out))\n"
     )
     picked = [queries[i % len(queries)] for i in range(runs + 1)]
+    here = str(Path(__file__).resolve().parent)
     res = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(picked)], env=env, capture_output=True, text=True, timeout=900
+        [sys.executable, "-c", code, json.dumps(picked), here], env=env, capture_output=True, text=True, timeout=900
     )
     if res.returncode != 0:
         raise RuntimeError(res.stderr[-400:])
     return h.Stats(json.loads(res.stdout)[1:])
+
+
+def check_tcp(port: int, key: str, queries: list[str]) -> None:
+    """Each query once through ``POST /api/v4/memory/search``, its answer checked (untimed)."""
+    import httpx
+
+    with httpx.Client(
+        base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {key}"}, trust_env=False, timeout=120
+    ) as c:
+        for query in dict.fromkeys(queries):
+            r = c.post("/api/v4/memory/search", json={"query": query})
+            if r.status_code != 200:
+                raise RuntimeError(f"memu-server search for {query!r} answered {r.status_code}: {r.text[:300]}")
+            h.check_answer(r.json(), query, TOP_K, mode="hybrid")
 
 
 def tcp_load(port: int, key: str, queries: list[str], clients: int, duration: float) -> dict[str, Any]:
@@ -204,7 +237,7 @@ def main() -> int:
 
     print(h.machine_line())
     db = store(args.files)
-    queries = h.queries(50)
+    queries = h.queries(h.PLANTED_QUERIES)
     tmp = Path(tempfile.mkdtemp(prefix="mub", dir="/tmp"))  # short: Unix socket paths are capped
     base = h.isolated_env(tmp, MEMU_DB=str(db), MEMU_SERVE_IDLE="0")
     dense_env = {**base, "MEMU_EMBED_PROVIDER": "local"}
@@ -214,7 +247,7 @@ def main() -> int:
         server = start_warm(dense_env)
         try:
             before = (serve_status(dense_env) or {}).get("requests", 0)
-            warm = retrieve_runs(dense_env, queries, args.runs)
+            warm = retrieve_runs(dense_env, queries, args.runs, mode="hybrid")
             after = (serve_status(dense_env) or {}).get("requests", 0)
             if after - before < args.runs + 1:
                 raise RuntimeError(
@@ -230,10 +263,10 @@ def main() -> int:
             server.wait(60)
         bare = retrieve_runs(lexical_env, queries, args.runs, cmd=[sys.executable, "-c", "pass"])
         rows.append(["baseline: `python -c pass` (interpreter start-up)", bare.cell(), bare.rss_cell()])
-        cold = retrieve_runs(lexical_env, queries, args.runs)
+        cold = retrieve_runs(lexical_env, queries, args.runs, mode="lexical")
         rows.append(["`memu-claude-code retrieve`, no server, lexical", cold.cell(), cold.rss_cell()])
         if not args.skip_cold_dense:
-            dense = retrieve_runs(dense_env, queries, 3)
+            dense = retrieve_runs(dense_env, queries, 3, mode="hybrid")
             rows.append(
                 ["`memu-claude-code retrieve`, no server, MiniLM in process", dense.cell(), dense.rss_cell()]
             )
@@ -241,6 +274,10 @@ def main() -> int:
             f"\nStore: {args.files:,} files, ~20 lines each ({db.stat().st_size / 2**20:.0f} MiB SQLite).\n"
         )
         print(h.table(["path", "wall median (min-max)", "client peak RSS"], rows))
+        print(
+            f"\nEvery retrieve above was checked: segments and files in the mode named, and the query's "
+            f"planted file among the first {TOP_K} ({len(h.planted_files())} planted one-line files in the store)."
+        )
         if not args.skip_tcp:
             from memu_server.keys import KeyStore
             from memu_server.testing import free_port, start_process
@@ -251,6 +288,7 @@ def main() -> int:
             port = free_port()
             proc = start_process(port, {**dense_env, "MEMU_SERVER_KEYS": str(tmp / "keys.sqlite3")})
             try:
+                check_tcp(port, key, queries)
                 result = tcp_load(port, key, queries, args.clients, args.duration)
             finally:
                 proc.send_signal(signal.SIGTERM)

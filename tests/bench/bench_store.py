@@ -9,14 +9,21 @@ Builds a 10,000-file x 20-line store (fixed seed, developer-notes-like text), th
 - with ``--dense``: random unit vectors (384 dims) for every segment, then a cold process that
   opens the store and runs one dense search (loads every vector), and warm dense searches.
 
+Every search is checked once it is timed: it must return hits, and a lexical search must rank
+the planted segment (one short line holding exactly the query's words, written with the store)
+among its first :data:`TOP_K` hits; dense searches over random vectors are checked for hits only.
+The run fails otherwise.
+
 Run: ``python tests/bench/bench_store.py [--db PATH] [--runs 5]``. With ``--db`` pointing at an
-existing benchmark store the build step is skipped. Prints median and min-max of each.
+existing benchmark store the build step is skipped (the planted file is added if it is missing).
+Prints median and min-max of each.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import random
 import statistics
 import subprocess
@@ -25,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _harness as h
+
 from memu_core._stores.sqlite import SqliteStore
 from memu_core.types import ChangeSet, FileWrite, Fingerprint, Scope, SegmentDraft
 
@@ -32,6 +41,11 @@ FILES = 10_000
 LINES = 20
 SEED = 20261203
 QUERY = "how do we run the database migrations for the billing service?"
+PLANTED = h.planted_line(QUERY)
+"""The planted answer: one line holding exactly the query's words, in a file of its own."""
+PLANTED_FILE = "planted-answer"
+TOP_K = 10
+"""Hits asked for per search; the planted segment must be among them."""
 
 
 def _words(text: str) -> list[str]:
@@ -88,16 +102,40 @@ def _file(rng: random.Random, name: str) -> FileWrite:
     )
 
 
+def _planted() -> FileWrite:
+    return FileWrite(
+        scope=Scope(),
+        track="memory",
+        name=PLANTED_FILE,
+        description="",
+        content=PLANTED,
+        content_hash=hashlib.sha256(PLANTED.encode()).hexdigest(),
+        expected_revision=None,
+        segments=[SegmentDraft("line", 0, PLANTED, context="## Notes")],
+    )
+
+
 def build(path: Path) -> float:
-    """Create the benchmark store; return the seconds it took."""
+    """Create the benchmark store (the generated files, then the planted one); return the seconds it took."""
     rng = random.Random(SEED)
     store = SqliteStore.open(str(path))
     start = time.perf_counter()
     batch = 500
     for first in range(0, FILES, batch):
         store.apply(ChangeSet(files=[_file(rng, f"note-{i:05d}") for i in range(first, first + batch)]))
+    store.apply(ChangeSet(files=[_planted()]))
     store.close()
     return time.perf_counter() - start
+
+
+def ensure_planted(path: Path) -> None:
+    """Add the planted file to a reused ``--db`` store built before it existed."""
+    store = SqliteStore.open(str(path))
+    try:
+        if not store.get_files(Scope(), [("memory", PLANTED_FILE)]):
+            store.apply(ChangeSet(files=[_planted()]))
+    finally:
+        store.close()
 
 
 def _summary(label: str, samples: list[float]) -> str:
@@ -107,19 +145,27 @@ def _summary(label: str, samples: list[float]) -> str:
 
 
 def cold_search(path: Path, runs: int) -> list[float]:
-    """Wall time of a fresh interpreter that opens the store and runs one lexical search."""
+    """Wall time of a fresh interpreter that opens the store, runs one lexical search and prints
+    the texts of its hits in rank order (checked once the process has ended)."""
     code = (
-        "import sys\nfrom memu_core._stores.sqlite import SqliteStore\n"
+        "import json, sys\nfrom memu_core._stores.sqlite import SqliteStore\n"
         "s = SqliteStore.open(sys.argv[1])\n"
-        "hits = s.search_segments_lexical(sys.argv[2], {}, None, 10)\n"
-        "s.fetch_segments([h.id for h in hits])\n"
-        "assert hits\n"
+        f"hits = s.search_segments_lexical(sys.argv[2], {{}}, None, {TOP_K})\n"
+        "segs = s.fetch_segments([h.id for h in hits])\n"
+        "print(json.dumps([segs[h.id].text for h in hits if h.id in segs]))\n"
     )
     out = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code, str(path), QUERY], check=True)
+        run = subprocess.run(
+            [sys.executable, "-c", code, str(path), QUERY], check=True, capture_output=True, text=True
+        )
         out.append(time.perf_counter() - start)
+        texts = json.loads(run.stdout)
+        if not texts:
+            raise h.WrongAnswer(f"cold lexical search for {QUERY!r}: no hits")
+        if PLANTED not in texts[:TOP_K]:
+            raise h.WrongAnswer(f"cold lexical search for {QUERY!r}: the planted segment is not in {texts}")
     return out
 
 
@@ -129,8 +175,9 @@ def warm_search(path: Path, runs: int) -> list[float]:
     out = []
     for _ in range(runs):
         start = time.perf_counter()
-        store.search_segments_lexical(QUERY, {}, None, 10)
+        hits = store.search_segments_lexical(QUERY, {}, None, TOP_K)
         out.append(time.perf_counter() - start)
+        h.check_hits(store, hits, "warm lexical search", planted=PLANTED, k=TOP_K)
     store.close()
     return out
 
@@ -176,13 +223,16 @@ def cold_dense(path: Path, runs: int) -> list[float]:
         "import sys\nfrom memu_core._stores.sqlite import SqliteStore\n"
         "s = SqliteStore.open(sys.argv[1])\n"
         "q = [1.0] + [0.0] * 383\n"
-        "assert s.search_segments_dense(q, {}, None, 10)\n"
+        "print(len(s.search_segments_dense(q, {}, None, 10)))\n"
     )
     out = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+        run = subprocess.run([sys.executable, "-c", code, str(path)], check=True, capture_output=True, text=True)
         out.append(time.perf_counter() - start)
+        # Random vectors: any hits are the right answer, none is the failure.
+        if int(run.stdout.strip() or 0) == 0:
+            raise h.WrongAnswer("cold dense search: no hits")
     return out
 
 
@@ -194,8 +244,9 @@ def warm_dense(path: Path, runs: int) -> list[float]:
     out = []
     for _ in range(runs):
         start = time.perf_counter()
-        store.search_segments_dense(query, {}, None, 10)
+        hits = store.search_segments_dense(query, {}, None, 10)
         out.append(time.perf_counter() - start)
+        h.check_hits(store, hits, "warm dense search")
     store.close()
     return out
 
@@ -212,6 +263,12 @@ def main() -> None:
         if not path.exists():
             print(f"building {FILES} files x {LINES} lines ... ", end="", flush=True)
             print(f"{build(path):.1f} s, {path.stat().st_size / 1e6:.0f} MB")
+        else:
+            ensure_planted(path)
+        print(
+            f"query {QUERY!r}; every search checked: hits, and (lexical) the planted line {PLANTED!r} "
+            f"among the first {TOP_K}"
+        )
         print(_summary("cold process: open + lexical search", cold_search(path, args.runs)))
         print(_summary("warm lexical search", warm_search(path, args.runs)))
         print(_summary("apply 100 new files x 20 lines", apply_100(path, args.runs)))
