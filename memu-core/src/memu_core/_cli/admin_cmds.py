@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from memu_core._cli.output import print_json
 
 
@@ -26,7 +24,7 @@ def run_plugins(as_json: bool) -> None:
         except Exception as exc:  # a duplicate name is reported, not fatal, here
             registered[kind] = [f"error: {exc}"]
     if as_json:
-        print_json({"plugins": [asdict(r) for r in plugins.report], "registered": registered})
+        print_json({"plugins": [r.as_dict() for r in plugins.report], "registered": registered})
         return
     for record in plugins.report:
         origin = "built-in" if record.builtin else "entry point"

@@ -8,7 +8,6 @@ must be loaded before an event is emitted.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memu_core import PROJECT_NAME
@@ -63,11 +62,15 @@ def _split(value: str | None) -> set[str]:
     return {part.strip() for part in (value or "").split(",") if part.strip()}
 
 
-@dataclass(frozen=True, slots=True)
+# Plain classes, not dataclasses: a dataclass compiles its methods when the module is imported
+# (about a millisecond each), and every memu process that asks a plugin anything imports this.
 class Switches:
     """The plugin variables of one environment."""
 
-    environ: Mapping[str, str]
+    __slots__ = ("environ",)
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = environ
 
     @property
     def strict(self) -> bool:
@@ -93,13 +96,18 @@ class Switches:
         return not only or bool(only & _ALL) or name in only
 
 
-@dataclass(frozen=True, slots=True)
 class Entry:
     """One plugin to load: its entry point in ``memu``, and whether it declares event sinks."""
 
-    name: str
-    ep: EntryPointLike
-    declares_sinks: bool
+    __slots__ = ("declares_sinks", "ep", "name")
+
+    def __init__(self, name: str, ep: EntryPointLike, declares_sinks: bool) -> None:
+        self.name = name
+        self.ep = ep
+        self.declares_sinks = declares_sinks
+
+    def __repr__(self) -> str:
+        return f"Entry({self.name!r}, {self.ep!r}, declares_sinks={self.declares_sinks})"
 
     @property
     def package(self) -> str:

@@ -16,29 +16,21 @@ Hooks are called through pluggy (:mod:`memu_core._plugins.calls`), so opt-in arg
 ``tryfirst``/``trylast`` and ``MEMU_TRACE_PLUGINS=1`` (pluggy's hook trace on stderr) work.
 ``MEMU_STRICT_PLUGINS=1`` loads every entry point on first use and turns any plugin failure
 into an error; ``MEMU_LOAD_PLUGINS`` and ``MEMU_DISABLE_PLUGINS`` are kill switches.
+
+Every memu process imports this module, so it imports little: :mod:`.registry` (whose generic
+mapping classes cost more to create than the rest of this module) loads where a registry is
+first built, and ``memu --help``, which only fires the command hook, never needs it.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from memu_core import PROJECT_NAME
 from memu_core._plugins import calls
 from memu_core._plugins.entries import SINKS_GROUP, Entry, Switches, installed_entry_points, wanted_entries
-from memu_core._plugins.registry import (
-    BACKENDS,
-    EMBEDDERS,
-    EVENT_SINKS,
-    HOSTS,
-    STORES,
-    TEMPLATE_RESOLVERS,
-    Kind,
-    Lookup,
-    Registry,
-)
 from memu_core.errors import PluginError
 
 if TYPE_CHECKING:
@@ -47,6 +39,7 @@ if TYPE_CHECKING:
 
     from memu_core._hostkit.spec import HostSpec
     from memu_core._plugins.entries import EntryPointLister
+    from memu_core._plugins.registry import Kind, Lookup, Registry
     from memu_core.interfaces import AgenticMemoryBackend, Embedder, EventSink, MemoryStore, TemplateResolver
 
 T = TypeVar("T")
@@ -56,17 +49,42 @@ IN_PROCESS = "in-process"
 """The distribution credited for a plugin registered with :meth:`Plugins.register`."""
 
 
-@dataclass(slots=True)
 class LoadRecord:
-    """One line of ``memu plugins``: what loaded (or failed to), from where, with which hooks."""
+    """One line of ``memu plugins``: what loaded (or failed to), from where, with which hooks.
 
-    name: str
-    distribution: str
-    version: str
-    hooks: list[str] = field(default_factory=list)
-    error: str | None = None
-    builtin: bool = False
-    notes: list[str] = field(default_factory=list)
+    A plain class, not a dataclass: a dataclass compiles its methods at import, and every process
+    that asks a plugin anything (``memu --help``, the per-turn ``retrieve``) imports this module.
+    """
+
+    __slots__ = ("builtin", "distribution", "error", "hooks", "name", "notes", "version")
+
+    def __init__(
+        self,
+        name: str,
+        distribution: str,
+        version: str,
+        hooks: list[str] | None = None,
+        error: str | None = None,
+        builtin: bool = False,
+        notes: list[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.distribution = distribution
+        self.version = version
+        self.hooks: list[str] = [] if hooks is None else hooks
+        self.error = error
+        self.builtin = builtin
+        self.notes: list[str] = [] if notes is None else notes
+
+    def as_dict(self) -> dict[str, object]:
+        """The record as ``memu plugins --json`` prints it."""
+        return {name: getattr(self, name) for name in _RECORD_FIELDS}
+
+    def __repr__(self) -> str:
+        return "LoadRecord(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in _RECORD_FIELDS) + ")"
+
+
+_RECORD_FIELDS = ("name", "distribution", "version", "hooks", "error", "builtin", "notes")
 
 
 class Plugins:
@@ -261,6 +279,8 @@ class Plugins:
     # -- registries -------------------------------------------------------------------------
     def _present(self, kind: Kind[T], only: set[str] | None = None) -> Registry[T]:
         """The registry of ``kind`` over the plugins registered right now (``only`` those)."""
+        from memu_core._plugins.registry import Registry
+
         pm = self._start()
         key = kind.hook if only is None else f"{kind.hook} {sorted(only)}"
         cached = self._cache.get(key)
@@ -299,6 +319,7 @@ class Plugins:
 
     def lookup(self, kind: Kind[T]) -> Lookup[T]:
         """A read-only map of ``kind`` that loads other plugins only for a name not found."""
+        from memu_core._plugins.registry import Lookup
 
         def find(name: str) -> T | None:
             present = self._present(kind)
@@ -308,27 +329,39 @@ class Plugins:
 
     def stores(self) -> Registry[type[MemoryStore]]:
         """Every registered :class:`~memu_core.interfaces.MemoryStore` class by name."""
+        from memu_core._plugins.registry import STORES
+
         return self.registry(STORES)
 
     def embedders(self) -> Registry[type[Embedder]]:
         """Every registered :class:`~memu_core.interfaces.Embedder` class by name."""
+        from memu_core._plugins.registry import EMBEDDERS
+
         return self.registry(EMBEDDERS)
 
     def backends(self) -> Registry[type[AgenticMemoryBackend]]:
         """Every registered :class:`~memu_core.interfaces.AgenticMemoryBackend` class by name."""
+        from memu_core._plugins.registry import BACKENDS
+
         return self.registry(BACKENDS)
 
     def hosts(self) -> Registry[HostSpec]:
         """Every registered host spec by host id."""
+        from memu_core._plugins.registry import HOSTS
+
         return self.registry(HOSTS)
 
     def template_resolvers(self) -> Registry[type[TemplateResolver]]:
         """Every registered :class:`~memu_core.interfaces.TemplateResolver` class by name."""
+        from memu_core._plugins.registry import TEMPLATE_RESOLVERS
+
         return self.registry(TEMPLATE_RESOLVERS)
 
     def event_sinks(self) -> Registry[type[EventSink]]:
         """The :class:`~memu_core.interfaces.EventSink` classes that receive events, by name:
         those of memu-core, of in-process plugins and of entry points declaring sinks."""
+        from memu_core._plugins.registry import EVENT_SINKS
+
         self._load_entries(lambda entry: entry.declares_sinks)
         return self._present(EVENT_SINKS, only=self._sink_plugins | self._builtin_names())
 
@@ -377,6 +410,8 @@ class Plugins:
         already: the entry points of imported packages load first (nearly free), every other
         entry point only if none of them registers ``host_id``.
         """
+        from memu_core._plugins.registry import HOSTS
+
         if host_id not in self._present(HOSTS):
             self._load_entries(lambda entry: entry.package in sys.modules)
         return self.get(HOSTS, host_id, hint="install its memu-host-* distribution (`memu plugins` lists hosts)")

@@ -7,7 +7,6 @@ host spec's ``id``); a :class:`Registry` is the merged answer, refusing a name r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from memu_core.errors import ConfigError, PluginError
@@ -19,13 +18,20 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+# Plain classes, not dataclasses: a dataclass compiles its methods when the module is imported
+# (about a millisecond each), and every memu process that asks a plugin anything imports this.
 class Kind(Generic[T]):
     """One registration hook: what it registers (for messages), its name, and the key of a value."""
 
-    label: str
-    hook: str
-    key: Callable[[T], str]
+    __slots__ = ("hook", "key", "label")
+
+    def __init__(self, label: str, hook: str, key: Callable[[T], str]) -> None:
+        self.label = label
+        self.hook = hook
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"Kind({self.label!r}, {self.hook!r})"
 
 
 STORES: Kind[type[MemoryStore]] = Kind("store", "memu_register_stores", lambda cls: cls.name)
@@ -38,12 +44,17 @@ TEMPLATE_RESOLVERS: Kind[type[TemplateResolver]] = Kind(
 )
 
 
-@dataclass(frozen=True, slots=True)
 class Registered(Generic[T]):
     """A registered value and the distribution that registered it."""
 
-    value: T
-    distribution: str
+    __slots__ = ("distribution", "value")
+
+    def __init__(self, value: T, distribution: str) -> None:
+        self.value = value
+        self.distribution = distribution
+
+    def __repr__(self) -> str:
+        return f"Registered({self.value!r}, {self.distribution!r})"
 
 
 class Registry(Mapping[str, T]):
