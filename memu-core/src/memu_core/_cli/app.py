@@ -2,9 +2,11 @@
 pays only for typer and the code it actually uses. The memory commands are built from the flag
 table their fast paths parse (:mod:`memu_core._cli.flags`)."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: typer reads the commands' annotations, and string
+# annotations would be compiled and evaluated on every start-up (twice per command).
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
@@ -34,14 +36,14 @@ def build_app(*, with_plugins: bool = True) -> typer.Typer:
 
 def add_builtin_commands(app: typer.Typer) -> None:
     """memu-core's commands, added through ``memu_register_commands`` like a plugin's."""
-    from memu_core._cli import flags, memory_cmds
+    from memu_core._cli import flags
     from memu_core._cli.apps import sub_app
 
-    flags.typer_command(app, flags.COMMIT, memory_cmds.commit)
-    flags.typer_command(app, flags.RETRIEVE, memory_cmds.retrieve)
-    flags.typer_command(app, flags.RETRIEVE, memory_cmds.retrieve, name="search", help="Alias of retrieve.")
-    flags.typer_command(app, flags.LIST_FILES, memory_cmds.list_files)
-    flags.typer_command(app, flags.FORGET, memory_cmds.forget)
+    flags.typer_command(app, flags.COMMIT, _memory_command("commit"))
+    flags.typer_command(app, flags.RETRIEVE, _memory_command("retrieve"))
+    flags.typer_command(app, flags.RETRIEVE, _memory_command("retrieve"), name="search", help="Alias of retrieve.")
+    flags.typer_command(app, flags.LIST_FILES, _memory_command("list_files"))
+    flags.typer_command(app, flags.FORGET, _memory_command("forget"))
 
     @app.command()
     def plugins(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable.")] = False) -> None:
@@ -89,13 +91,30 @@ def add_builtin_commands(app: typer.Typer) -> None:
 
     app.add_typer(db, name="db")
 
-    from memu_core._config.commands import build_config_commands
-    from memu_core._events import emit
+    from memu_core._config.cli import mount as add_config_commands
 
-    build_config_commands(app, "memu", after_init=lambda: emit("cli_install_started"))
+    add_config_commands(app, "memu", after_init=_install_started)
 
     from memu_core._mcp.commands import register as register_mcp
     from memu_core._serve.commands import register as register_serve
 
     register_serve(app)
     register_mcp(app)
+
+
+def _memory_command(name: str) -> Callable[..., None]:
+    """The body of a memory command, imported when the command runs: ``memu --help`` and the
+    other commands never load :mod:`memu_core._cli.memory_cmds`."""
+
+    def body(**values: Any) -> None:
+        from memu_core._cli import memory_cmds
+
+        getattr(memory_cmds, name)(**values)
+
+    return body
+
+
+def _install_started() -> None:
+    from memu_core._events import emit
+
+    emit("cli_install_started")

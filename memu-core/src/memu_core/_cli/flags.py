@@ -14,42 +14,69 @@ the same table, explains the mistake.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from memu_core._layout import host_tree_shown
 
 if TYPE_CHECKING:
     import typer
 
 
-@dataclass(frozen=True, slots=True)
+# Plain classes, not dataclasses: a dataclass compiles its methods at import (about a
+# millisecond each), and every ``memu`` process imports this table before it does anything.
 class Param:
     """One argument (``flag`` empty) or option of a command."""
+
+    __slots__ = ("default", "dest", "flag", "help", "kind", "repeat", "required")
 
     dest: str
     """The Python name: the keyword the command body receives."""
     help: str
-    """Help text; ``{name}`` is filled from the context given to :func:`typer_command`."""
-    flag: str = ""
+    """Help text; ``{name}`` is filled from the context given to :func:`typer_command`, and
+    ``{host_tree}`` with a host's default working tree (``~/.memu/hosts/{host_id}``)."""
+    flag: str
     """``--top-k``; empty for a positional argument."""
-    kind: type = str
+    kind: type
     """``str``, ``int``, ``Path``, or ``bool`` for a switch."""
-    default: Any = None
-    repeat: bool = False
+    default: Any
+    repeat: bool
     """May be given several times; the body receives a list, or ``None`` when absent."""
-    required: bool = False
+    required: bool
     """A positional argument that must be present."""
 
+    def __init__(
+        self,
+        dest: str,
+        help: str,
+        flag: str = "",
+        kind: type = str,
+        default: Any = None,
+        repeat: bool = False,
+        required: bool = False,
+    ) -> None:
+        self.dest = dest
+        self.help = help
+        self.flag = flag
+        self.kind = kind
+        self.default = default
+        self.repeat = repeat
+        self.required = required
 
-@dataclass(frozen=True, slots=True)
+    def __repr__(self) -> str:
+        return f"Param({self.dest!r}, flag={self.flag!r})"
+
+
 class Command:
     """A command's name, help and parameters."""
 
-    name: str
-    help: str
-    params: tuple[Param, ...]
+    __slots__ = ("help", "name", "params")
+
+    def __init__(self, name: str, help: str, params: tuple[Param, ...]) -> None:
+        self.name = name
+        self.help = help
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"Command({self.name!r})"
 
     def parse(self, args: Sequence[str]) -> dict[str, Any] | None:
         """The body's keyword arguments for ``args``, or ``None`` when typer should decide."""
@@ -106,6 +133,10 @@ def _convert(param: Param, value: str) -> Any:
 
 
 def _fill(text: str, context: Mapping[str, str]) -> str:
+    if "{host_tree}" in text:  # the layout module is read only by the host verbs that show it
+        from memu_core._layout import host_tree_shown
+
+        text = text.replace("{host_tree}", host_tree_shown("{host_id}"))
     # Plain replacement, not str.format: help texts may hold literal braces (JSON examples).
     for key, value in context.items():
         text = text.replace("{" + key + "}", value)
@@ -123,14 +154,17 @@ def typer_command(
 ) -> None:
     """Register ``command`` on ``app`` as ``name`` (default its own); typer calls ``body(**values)``."""
     import inspect
-    from typing import Annotated, Optional
+    from typing import Optional
 
     import typer
 
     parameters = []
     for param in command.params:
         text = _fill(param.help, context or {})
-        info = typer.Option(param.flag, help=text) if param.flag else typer.Argument(help=text)
+        # typer's "default" style (the Option is the default) rather than Annotated[type, Option]:
+        # the same command, without building a typing construct per parameter on every start-up.
+        default = ... if param.required else param.default
+        info = typer.Option(default, param.flag, help=text) if param.flag else typer.Argument(default, help=text)
         base: Any
         if param.kind is bool:
             base = bool
@@ -140,12 +174,7 @@ def typer_command(
             base = Optional[param.kind]  # noqa: UP045 - typer reads typing.Optional on every Python
         else:
             base = param.kind
-        default = inspect.Parameter.empty if param.required else param.default
-        parameters.append(
-            inspect.Parameter(
-                param.dest, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[base, info]
-            )
-        )
+        parameters.append(inspect.Parameter(param.dest, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=base))
 
     def callback(**values: Any) -> Any:
         return body(**values)
@@ -169,7 +198,7 @@ FROM_DIR = Param(
 AS_JSON = Param("as_json", "Print the result as JSON.", flag="--json", kind=bool, default=False)
 NAME = Param("name", "Name of the recall file to delete.", required=True)
 TRACK = Param("track", "Its track.", flag="--track", default="memory")
-BASE_DIR = Param("base_dir", f"Working tree (default {host_tree_shown('{host_id}')}).", flag="--base-dir")
+BASE_DIR = Param("base_dir", "Working tree (default {host_tree}).", flag="--base-dir")
 SESSION_DIR = Param("session_dir", "Session logs (default {session_dir}).", flag="--session-dir", default="")
 MAX_JOBS = Param("max_jobs", "Sessions to mine this run.", flag="--max-jobs", kind=int, default=10)
 

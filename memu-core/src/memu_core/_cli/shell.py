@@ -19,7 +19,6 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,19 +28,39 @@ VERBOSE_FLAGS = ("-v", "--verbose")
 INTERRUPTED = 130
 
 
-@dataclass(frozen=True)
 class Binary:
-    """One console script: its name, whose version it reports, its app and its fast path."""
+    """One console script: its name, whose version it reports, its app and its fast path.
+
+    A plain class, not a dataclass: a dataclass compiles its methods at import, and every memu
+    process imports this module before it does anything.
+    """
+
+    __slots__ = ("build", "distribution", "fast", "prog")
 
     prog: str
     """The command name (``memu-codex``), used in usage lines and completion."""
     build: Callable[[Sequence[str]], typer.Typer]
     """Builds the typer app; receives the arguments (``memu`` loads plugin commands only when
     the first word is not a built-in)."""
-    distribution: str = "memu-core"
-    """The distribution whose version ``--version`` prints."""
-    fast: Callable[[Sequence[str]], Callable[[], Any] | None] | None = None
+    distribution: str
+    """The distribution whose version ``--version`` prints (default ``memu-core``)."""
+    fast: Callable[[Sequence[str]], Callable[[], Any] | None] | None
     """Returns a ready-to-run action for the plain forms of the per-turn commands, else ``None``."""
+
+    def __init__(
+        self,
+        prog: str,
+        build: Callable[[Sequence[str]], typer.Typer],
+        distribution: str = "memu-core",
+        fast: Callable[[Sequence[str]], Callable[[], Any] | None] | None = None,
+    ) -> None:
+        self.prog = prog
+        self.build = build
+        self.distribution = distribution
+        self.fast = fast
+
+    def __repr__(self) -> str:
+        return f"Binary({self.prog!r}, distribution={self.distribution!r})"
 
 
 def utf8_streams() -> None:

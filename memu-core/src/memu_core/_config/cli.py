@@ -9,8 +9,6 @@ from typing import Annotated
 
 import typer
 
-from memu_core._config import commands
-
 
 def _run(action: Callable[[], int]) -> None:
     # A MemuError propagates to the CLI shell, which prints it as one line with its exit code.
@@ -28,6 +26,8 @@ def mount(app: typer.Typer, binary: str, *, after_init: Callable[[], None] | Non
         ] = "",
     ) -> None:
         """Record this machine's memory mode and client id in config.env (never refuses)."""
+        from memu_core._config import commands
+
         _run(lambda: commands.run_init(binary, cloud_api_key or None, sys.stdout, sys.stderr, after_write=after_init))
 
     @app.command("config")
@@ -47,6 +47,8 @@ def mount(app: typer.Typer, binary: str, *, after_init: Callable[[], None] | Non
         """Show or change config.env: `config show`, or `config --local|--cloud` with options."""
         if action is not None and action != "show":
             raise typer.BadParameter(f"{action!r} is not a subcommand; the only one is `show`", param_hint="[show]")
+        from memu_core._config import commands
+
         if action == "show":
             _run(lambda: commands.run_config_show(binary, sys.stdout, sys.stderr))
         if local and cloud:
