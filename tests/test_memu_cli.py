@@ -44,6 +44,25 @@ def test_help_imports_nothing_heavy(env: dict[str, str]) -> None:
     assert "LOADED []" in out.stdout, out.stdout[-500:] + out.stderr[-500:]
 
 
+def test_help_builds_the_commands_without_their_bodies(env: dict[str, str]) -> None:
+    # Built-ins come through memu_register_commands, but listing them must not import what they
+    # run: that kept `memu --help` no slower than before the commands went through the hook.
+    bodies = (
+        "memu_core._cli.memory_cmds",
+        "memu_core._events",
+        "memu_core._config.commands",
+        "memu_core._layout",
+        "memu_core._plugins.registry",
+    )
+    code = (
+        "import sys\nfrom memu_core._cli.main import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        f"print('LOADED', sorted(set(sys.modules) & set({bodies!r})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert "retrieve" in out.stdout and "LOADED []" in out.stdout, out.stdout[-500:] + out.stderr[-500:]
+
+
 def test_the_readme_loop_commit_retrieve_list_forget(env: dict[str, str]) -> None:
     committed = memu(env, "commit", "--from-dir", str(REPO / "examples"))
     assert committed.returncode == 0, committed.stderr
