@@ -79,24 +79,29 @@ def pg_session_db(pg_server_dsn: str) -> Iterator[str]:
     _drop_databases(pg_server_dsn, [name])
 
 
-@pytest.fixture
-def new_store_url(pg_session_db: str) -> Iterator[Callable[[], str]]:
+def _schema_factory(session_db: str, prefix: str) -> Iterator[Callable[[], str]]:
     """A factory of store URLs, each selecting a new empty schema; all are dropped afterwards."""
     import psycopg
 
     made: list[str] = []
 
     def make() -> str:
-        schema = f"s_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(pg_session_db, autocommit=True) as conn:
+        schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(session_db, autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA "{schema}"')
         made.append(schema)
-        return _url(pg_session_db, pg_session_db.rsplit("/", 1)[1].split("?")[0], schema)
+        return _url(session_db, session_db.rsplit("/", 1)[1].split("?")[0], schema)
 
     yield make
-    with psycopg.connect(pg_session_db, autocommit=True) as conn:
+    with psycopg.connect(session_db, autocommit=True) as conn:
         for schema in made:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture
+def new_store_url(pg_session_db: str) -> Iterator[Callable[[], str]]:
+    """A factory of store URLs, each selecting a new empty schema; all are dropped afterwards."""
+    yield from _schema_factory(pg_session_db, "s")
 
 
 @pytest.fixture
@@ -131,18 +136,4 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def module_store_url(pg_session_db: str) -> Iterator[Callable[[], str]]:
     """Like ``new_store_url``, for stores that a whole module shares (large, slow to fill)."""
-    import psycopg
-
-    made: list[str] = []
-
-    def make() -> str:
-        schema = f"m_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(pg_session_db, autocommit=True) as conn:
-            conn.execute(f'CREATE SCHEMA "{schema}"')
-        made.append(schema)
-        return _url(pg_session_db, pg_session_db.rsplit("/", 1)[1].split("?")[0], schema)
-
-    yield make
-    with psycopg.connect(pg_session_db, autocommit=True) as conn:
-        for schema in made:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    yield from _schema_factory(pg_session_db, "m")
