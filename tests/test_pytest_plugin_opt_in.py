@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-PROBE = '''
+PROBE = """
 import os
 
 from hypothesis import settings
@@ -20,7 +20,7 @@ def test_probe():
     deadline = settings.default.deadline
     print("DEADLINE", "off" if deadline is None else f"{deadline.total_seconds() * 1000:.0f}ms")
     print("AUTOSTART", os.environ.get("MEMU_SERVE_AUTOSTART", "<unset>"))
-'''
+"""
 
 
 # The project's own hypothesis profile, loaded from its conftest.py before any plugin configures.
@@ -36,8 +36,8 @@ settings.load_profile("theirs")
 # Variables that would change the probe's answer for reasons of the machine, not of memu:
 # PYTHONPATH, and those by which hypothesis recognises a CI service.
 _NOT_PASSED = frozenset(
-    {"PYTHONPATH", "CI", "TF_BUILD", "BUILDKITE", "CIRCLECI", "CIRRUS_CI", "CODEBUILD_BUILD_ID", "GITHUB_ACTIONS"}
-    | {"GITLAB_CI", "HEROKU_TEST_RUN_ID", "TEAMCITY_VERSION", "bamboo.buildKey", "__TOX_ENVIRONMENT_VARIABLE_ORIGINAL_CI"}
+    {"PYTHONPATH", "CI", "__TOX_ENVIRONMENT_VARIABLE_ORIGINAL_CI", "TF_BUILD", "BUILDKITE", "CIRCLECI", "CIRRUS_CI"}
+    | {"CODEBUILD_BUILD_ID", "GITHUB_ACTIONS", "GITLAB_CI", "HEROKU_TEST_RUN_ID", "TEAMCITY_VERSION", "bamboo.buildKey"}
 )
 
 
