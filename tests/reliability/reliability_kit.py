@@ -1,0 +1,261 @@
+"""What every reliability test shares: counts that grow under the soak, seeded randomness, the
+environment of a memu subprocess, a SIGKILL at a random moment, and the store's checks.
+
+The bounded form (a plain ``pytest`` run) uses each test's small count; ``MEMU_SOAK=1`` (set by
+``nox -s soak``) switches to the large one. ``MEMU_SOAK_SEED`` changes the seed (default fixed, so
+the bounded form replays the same kill moments run after run). With ``MEMU_RELIABILITY_REPORT``
+naming a folder, each test writes its figures there as ``<name>.json``; the soak prints them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+SOAK = os.environ.get("MEMU_SOAK", "").strip() not in ("", "0")
+SEED = int(os.environ.get("MEMU_SOAK_SEED", "20260820"))
+RUN_TIMEOUT = 180.0
+"""Seconds any one memu subprocess may take before the test fails (a hang is a failure too)."""
+
+
+def count(bounded: int, soak: int) -> int:
+    """How many cycles to run: ``bounded`` in the normal suite, ``soak`` under ``MEMU_SOAK=1``."""
+    return soak if SOAK else bounded
+
+
+def rng(name: str) -> random.Random:
+    """A random source seeded by the test's name and the run's seed: the same moments each run."""
+    return random.Random(SEED * 1_000_003 + zlib.crc32(name.encode()))
+
+
+def binary(name: str) -> str:
+    """The installed console script ``name`` beside this interpreter."""
+    path = Path(sys.executable).with_name(name)
+    if not path.exists():
+        raise FileNotFoundError(f"{name} is not installed beside {sys.executable}")
+    return str(path)
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a memu subprocess: its own ``HOME``, no inherited ``MEMU_*`` setting,
+    lexical-only, offline, and never a background ``memu serve`` (it would outlive the test)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMU_", "CLAUDE_CODE_")) and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
+    }
+    env.update(
+        HOME=str(home),
+        USERPROFILE=str(home),
+        MEMU_EMBED_PROVIDER="none",
+        MEMU_SERVE_AUTOSTART="0",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        NO_PROXY="127.0.0.1,localhost",
+    )
+    env.update(extra)
+    return env
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How one subprocess ended."""
+
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    killed: bool
+    """Our SIGKILL ended it (it had not exited by itself)."""
+    seconds: float
+
+    def explicit(self) -> bool:
+        """Exit 0, killed by us, or a refusal that says why: a nonzero code and an ``error:`` line."""
+        if self.killed or self.returncode == 0:
+            return True
+        return self.returncode > 0 and any(line.startswith("error:") for line in self.stderr.splitlines())
+
+    def describe(self) -> str:
+        tail = self.stderr.strip().splitlines()[-3:]
+        command = " ".join([Path(self.argv[0]).name, *self.argv[1:]])
+        return f"{command} -> {self.returncode}: {tail}"
+
+
+def run(argv: Sequence[str], env: dict[str, str], cwd: Path, *, timeout: float = RUN_TIMEOUT) -> Outcome:
+    """Run to the end (within ``timeout``)."""
+    return run_and_kill(argv, env, cwd, None, timeout=timeout)
+
+
+def run_and_kill(
+    argv: Sequence[str], env: dict[str, str], cwd: Path, delay: float | None, *, timeout: float = RUN_TIMEOUT
+) -> Outcome:
+    """Start ``argv``; after ``delay`` seconds send SIGKILL to it (and anything it started), unless
+    it already exited. ``delay=None`` lets it finish. Nothing it started is left running."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    killed = False
+    try:
+        if delay is not None:
+            try:
+                proc.wait(delay)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                killed = True
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    if killed and proc.returncode != -signal.SIGKILL:
+        killed = False  # it exited on its own in the instant before the signal
+    return Outcome(list(argv), proc.returncode, out, err, killed, time.monotonic() - started)
+
+
+# -- the SQLite store --------------------------------------------------------------------------
+
+
+def integrity_problems(db: Path) -> list[str]:
+    """What SQLite, its foreign keys and both FTS5 indexes say is wrong with the store (``[]``: nothing)."""
+    problems: list[str] = []
+    conn = sqlite3.connect(str(db), timeout=30)
+    try:
+        rows = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+        if rows != ["ok"]:
+            problems.extend(f"integrity_check: {r}" for r in rows)
+        problems.extend(f"foreign key: {r}" for r in conn.execute("PRAGMA foreign_key_check"))
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for fts in ("segments_fts", "resources_fts"):
+            if fts in tables:
+                try:
+                    conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('integrity-check')")
+                except sqlite3.DatabaseError as exc:
+                    problems.append(f"{fts}: {exc}")
+        if "segments" in tables:
+            orphans = conn.execute(
+                "SELECT count(*) FROM segments WHERE file_id NOT IN (SELECT id FROM files)"
+            ).fetchone()[0]
+            if orphans:
+                problems.append(f"{orphans} segments without their file")
+    finally:
+        conn.close()
+    return problems
+
+
+@dataclass(slots=True)
+class StoredFile:
+    content: str
+    revision: int
+    lines: list[str]
+    """The text of the file's ``line`` segments, in order."""
+
+
+def stored_files(db: Path, user_id: str = "default") -> dict[str, StoredFile]:
+    """Every recall file of one user as the store holds it, with the segments indexed from it."""
+    if not db.exists():
+        return {}
+    conn = sqlite3.connect(str(db), timeout=30)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "files" not in tables:
+            return {}
+        out = {
+            f"{track}/{name}": StoredFile(content, revision, [])
+            for track, name, content, revision in conn.execute(
+                "SELECT track, name, content, revision FROM files WHERE user_id = ?", (user_id,)
+            )
+        }
+        for track, name, text in conn.execute(
+            "SELECT f.track, f.name, s.text FROM segments s JOIN files f ON f.id = s.file_id "
+            "WHERE s.kind = 'line' AND f.user_id = ? ORDER BY s.file_id, s.ordinal",
+            (user_id,),
+        ):
+            out[f"{track}/{name}"].lines.append(text)
+    finally:
+        conn.close()
+    return out
+
+
+def content_lines(content: str) -> list[str]:
+    return [line for line in content.splitlines() if line.strip()]
+
+
+# -- figures -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Tally:
+    """What a reliability test did and found; written to ``MEMU_RELIABILITY_REPORT`` at the end."""
+
+    name: str
+    attempts: int = 0
+    killed: int = 0
+    """Attempts our SIGKILL ended mid-way (the rest had finished before the moment came)."""
+    refused: int = 0
+    """Commands that exited nonzero on their own, with an ``error:`` line."""
+    failures: list[str] = field(default_factory=list)
+    records_generated: int = 0
+    records_lost: int = 0
+    records_doubled: int = 0
+    seconds: float = 0.0
+
+    def fail(self, what: str) -> None:
+        self.failures.append(what)
+
+    def note(self, outcome: Outcome) -> None:
+        self.attempts += 1
+        self.killed += outcome.killed
+        if not outcome.killed and outcome.returncode != 0:
+            if outcome.explicit():
+                self.refused += 1
+            else:
+                self.fail(f"no explicit exit: {outcome.describe()}")
+
+    def write(self) -> None:
+        folder = os.environ.get("MEMU_RELIABILITY_REPORT")
+        if not folder:
+            return
+        path = Path(folder)
+        path.mkdir(parents=True, exist_ok=True)
+        data = asdict(self)
+        data["failure_count"] = len(self.failures)
+        data["soak"] = SOAK
+        data["seed"] = SEED
+        (path / f"{self.name}.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+    def verdict(self) -> None:
+        """Fail the test with every failure found (after all cycles ran, so the soak counts them all)."""
+        assert not self.failures, f"{len(self.failures)} failure(s) in {self.attempts} attempts:\n" + "\n".join(
+            self.failures[:30]
+        )
+
+
+@contextlib.contextmanager
+def tally(name: str) -> Iterator[Tally]:
+    t = Tally(name)
+    started = time.monotonic()
+    try:
+        yield t
+    finally:
+        t.seconds = round(time.monotonic() - started, 1)
+        t.write()
