@@ -24,9 +24,7 @@ def test_commit_search_list_forget_round_trip(served: dict[str, Any]) -> None:
         r = c.post("/api/v4/memory", json={"user": {"user_id": "alice"}, "recall_files": [PROFILE]})
         assert r.status_code == 200, r.text
         assert [f["name"] for f in r.json()["recall_files"]] == ["profile"]
-        hits = c.post(
-            "/api/v4/memory/search", json={"query": "green tea", "user_id": "alice", "top_k": 1}
-        ).json()
+        hits = c.post("/api/v4/memory/search", json={"query": "green tea", "user_id": "alice", "top_k": 1}).json()
         assert len(hits["segments"]) == 1 and "tea" in hits["segments"][0]["text"]
         assert all("score" in item for item in hits["segments"] + hits["files"])
         page = c.get("/api/v4/memory", params={"user_id": "alice"}).json()
@@ -48,9 +46,7 @@ def test_recommit_is_idempotent(served: dict[str, Any]) -> None:
 def test_pages_follow_the_cursor_and_are_bounded(served: dict[str, Any]) -> None:
     files = [{"name": f"m{i:02d}", "content": f"- fact {i}"} for i in range(7)]
     with _client(served, served["alice"]) as c:
-        c.post(
-            "/api/v4/memory", json={"user": {"user_id": "alice"}, "recall_files": files}
-        ).raise_for_status()
+        c.post("/api/v4/memory", json={"user": {"user_id": "alice"}, "recall_files": files}).raise_for_status()
         names: list[str] = []
         cursor = None
         while True:
@@ -85,17 +81,13 @@ def test_key_for_scope_a_gets_403_on_scope_b(served: dict[str, Any]) -> None:
         assert c.get("/api/v4/memory", params={"user_id": "bob"}).status_code == 403
         r = c.post("/api/v4/memory", json={"user": {"user_id": "bob"}, "recall_files": [PROFILE]})
         assert r.status_code == 403 and r.json()["details"][0]["code"] == "FORBIDDEN_SCOPE"
-        assert (
-            c.post("/api/v4/memory/forget", json={"name": "x", "user": {"user_id": "bob"}}).status_code == 403
-        )
-        # a missing user_id is "default", which is not alice's either
-        assert c.post("/api/v4/memory/search", json={"query": "tea"}).status_code == 403
+        assert c.post("/api/v4/memory/forget", json={"name": "x", "user": {"user_id": "bob"}}).status_code == 403
+        # naming another user's agent is refused too (a missing scope acts as alice: test_key_scope)
+        assert c.post("/api/v4/memory/search", json={"query": "tea", "user_id": "carol"}).status_code == 403
     with _client(served, served["bob_cli"]) as c:
         ok = c.post("/api/v4/memory/search", json={"query": "tea", "user_id": "bob", "agent_id": "cli"})
         assert ok.status_code == 200
-        other_agent = c.post(
-            "/api/v4/memory/search", json={"query": "tea", "user_id": "bob", "agent_id": "web"}
-        )
+        other_agent = c.post("/api/v4/memory/search", json={"query": "tea", "user_id": "bob", "agent_id": "web"})
         assert other_agent.status_code == 403
     assert served["engine"].list_all_recall_files({"user_id": "bob"})["recall_files"] == []
 
@@ -123,10 +115,7 @@ def test_slashed_collection_is_404_and_bodies_are_bounded(served: dict[str, Any]
         assert r.status_code == 413 and r.json()["details"][0]["code"] == "TOO_LARGE"
         empty = c.post("/api/v4/memory/search", json={"query": "", "user_id": "alice"})
         assert empty.status_code == 422 and empty.json()["message"].startswith("query")
-        assert (
-            c.post("/api/v4/memory/search", json={"query": "x", "user_id": "alice", "top_k": 0}).status_code
-            == 422
-        )
+        assert c.post("/api/v4/memory/search", json={"query": "x", "user_id": "alice", "top_k": 0}).status_code == 422
 
 
 def test_openapi_schema_documents_every_route(served: dict[str, Any]) -> None:

@@ -7,9 +7,11 @@ Routes (memU's hosted API; the collection route has no trailing slash):
 - ``POST /api/v4/memory/search`` ``{"query", "user_id", "agent_id", "top_k"?}``
   → ``{"segments", "files", "resources"}``
 - ``POST /api/v4/memory/forget`` ``{"name", "track"?, "user"?}`` → ``{"forgotten": [...]}`` (memu's addition)
+- ``GET  /api/v4/memory/whoami`` → ``{"user_id", "agent_id"}``, the calling key's scope (memu's addition)
 
 Scope rules: only exact ``user_id``/``agent_id``; a missing or blank value is ``"default"``;
-any other filter field is refused (422) before the store is touched. Errors are
+any other filter field is refused (422) before the store is touched. A key bound to a scope
+acts as that scope where the request leaves a value at ``"default"`` (:func:`scope_for`). Errors are
 ``{"message": ..., "details": [{"code": ...}]}`` so memU's client reads them.
 
 Every function takes already-decoded JSON and a backend and returns ``(status, body)`` or raises
@@ -35,6 +37,7 @@ from memu_core.errors import (
 COLLECTION = "/api/v4/memory"
 SEARCH = "/api/v4/memory/search"
 FORGET = "/api/v4/memory/forget"
+WHOAMI = "/api/v4/memory/whoami"
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """Largest request body accepted (a commit of a few hundred Markdown files)."""
@@ -108,9 +111,7 @@ def scope_value(raw: Any, field: str) -> str:
 def _refuse_unknown(given: Mapping[str, Any], allowed: frozenset[str], what: str) -> None:
     unknown = sorted(set(given) - allowed)
     if unknown:
-        raise _invalid(
-            f"{what} only supports {', '.join(sorted(allowed))}; unsupported field(s): {', '.join(unknown)}"
-        )
+        raise _invalid(f"{what} only supports {', '.join(sorted(allowed))}; unsupported field(s): {', '.join(unknown)}")
 
 
 def _object(body: Any, what: str) -> Mapping[str, Any]:
@@ -143,6 +144,35 @@ def authorize(key: ScopeKey | None, user_id: str, agent_id: str) -> None:
         )
 
 
+def scope_for(key: ScopeKey | None, user_id: str, agent_id: str) -> tuple[str, str]:
+    """The scope a request acts in: a value left at ``"default"`` becomes the key's own, then
+    :func:`authorize` checks the result.
+
+    memU's clients send ``"default"`` for a scope nobody named, so that is the only spelling of
+    "not named" a server sees. Filling it from the key never widens access (the key could not
+    touch ``default`` anyway, unless it is bound to it, when nothing changes); it lets two
+    machines share memory through one key bound to ``alice`` without each setting
+    ``MEMU_USER_ID``. A request naming another scope is still refused.
+    """
+    if key is not None:
+        if user_id == "default":
+            user_id = key.user_id
+        if agent_id == "default" and key.agent_id is not None:
+            agent_id = key.agent_id
+    authorize(key, user_id, agent_id)
+    return user_id, agent_id
+
+
+def whoami(key: ScopeKey | None) -> dict[str, str | None]:
+    """``GET /api/v4/memory/whoami``: the calling key's scope; ``agent_id`` ``None`` = every agent.
+
+    A trusted caller (no key) may touch every scope, so both are ``None``.
+    """
+    if key is None:
+        return {"user_id": None, "agent_id": None}
+    return {"user_id": key.user_id, "agent_id": key.agent_id}
+
+
 def _run(call: Any) -> dict[str, Any]:
     try:
         result: dict[str, Any] = call()
@@ -154,18 +184,16 @@ def _run(call: Any) -> dict[str, Any]:
 def list_files(backend: Any, params: Mapping[str, str], key: ScopeKey | None = None) -> dict[str, Any]:
     """``GET /api/v4/memory``: one page of the scope's recall files."""
     _refuse_unknown(params, LIST_PARAMS, "listing")
-    user_id = scope_value(params.get("user_id"), "user_id")
-    agent_id = scope_value(params.get("agent_id"), "agent_id")
-    authorize(key, user_id, agent_id)
+    user_id, agent_id = scope_for(
+        key, scope_value(params.get("user_id"), "user_id"), scope_value(params.get("agent_id"), "agent_id")
+    )
     raw_limit = params.get("limit")
     limit = DEFAULT_PAGE
     if raw_limit not in (None, ""):
         try:
             limit = int(str(raw_limit))
         except ValueError:
-            raise _invalid(
-                f"limit must be a whole number between 1 and {MAX_PAGE}, got {raw_limit!r}"
-            ) from None
+            raise _invalid(f"limit must be a whole number between 1 and {MAX_PAGE}, got {raw_limit!r}") from None
         if not 1 <= limit <= MAX_PAGE:
             raise _invalid(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
     cursor = params.get("cursor") or None
@@ -184,13 +212,11 @@ def search(backend: Any, body: Any, key: ScopeKey | None = None) -> dict[str, An
     if len(query) > MAX_QUERY_CHARS:
         raise _invalid(f"query is longer than {MAX_QUERY_CHARS} characters")
     top_k = data.get("top_k")
-    if top_k is not None and (
-        isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K
-    ):
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K):
         raise _invalid(f"top_k must be a whole number between 1 and {MAX_TOP_K}")
-    user_id = scope_value(data.get("user_id"), "user_id")
-    agent_id = scope_value(data.get("agent_id"), "agent_id")
-    authorize(key, user_id, agent_id)
+    user_id, agent_id = scope_for(
+        key, scope_value(data.get("user_id"), "user_id"), scope_value(data.get("agent_id"), "agent_id")
+    )
     where = {"user_id": user_id, "agent_id": agent_id}
     return _run(lambda: backend.progressive_retrieve(query, where, top_k=top_k))
 
@@ -213,7 +239,7 @@ def commit(backend: Any, body: Any, key: ScopeKey | None = None) -> dict[str, An
     data = _object(body, "commit")
     _refuse_unknown(data, COMMIT_KEYS, "commit")
     user = _user(data.get("user"))
-    authorize(key, user["user_id"], user["agent_id"])
+    user["user_id"], user["agent_id"] = scope_for(key, user["user_id"], user["agent_id"])
     files = data.get("recall_files") or []
     resources = data.get("resource") or []
     if not isinstance(files, list) or not isinstance(resources, list):
@@ -239,6 +265,6 @@ def forget(backend: Any, body: Any, key: ScopeKey | None = None) -> dict[str, An
     if not isinstance(track, str):
         raise _invalid("track must be a string")
     user = _user(data.get("user"))
-    authorize(key, user["user_id"], user["agent_id"])
+    user["user_id"], user["agent_id"] = scope_for(key, user["user_id"], user["agent_id"])
     scope = {k: user[k] for k in SCOPE_KEYS}
     return _run(lambda: backend.forget(name, track=track, user=scope))

@@ -2,9 +2,9 @@
 
 ``create_app(backend, keys=KeyStore)`` is the TCP face: every request needs
 ``Authorization: Bearer <key>`` and may only touch the key's scope (401 unknown or revoked key,
-403 another scope). ``keys=None`` is the trusted face for a Unix socket only the user can open.
-The rules themselves (scopes, bounds, error shapes) live in :mod:`memu_core.v4`, shared
-with ``memu serve``.
+403 another scope; a request naming no scope acts in the key's). ``keys=None`` is the trusted
+face for a Unix socket only the user can open. The rules themselves (scopes, bounds, error
+shapes) live in :mod:`memu_core.v4`, shared with ``memu serve``.
 """
 
 # No ``from __future__ import annotations``: FastAPI resolves the locally built dependency
@@ -24,9 +24,7 @@ from memu_server.faults import FAULTS_ENV, FaultMiddleware, FaultPlan
 from memu_server.keys import KeyStore
 from memu_server.models import CommitBody, ErrorBody, ForgetBody, SearchBody, plain
 
-ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (401, 403, 409, 413, 422, 500)
-}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 403, 409, 413, 422, 500)}
 
 
 class BodyLimit:
@@ -68,9 +66,7 @@ class _TooLarge(Exception):
 async def _too_large(send: Any, limit: int) -> None:
     import json
 
-    body = json.dumps(
-        v4.error_body(f"request body over {limit} bytes; split the commit", "TOO_LARGE")
-    ).encode()
+    body = json.dumps(v4.error_body(f"request body over {limit} bytes; split the commit", "TOO_LARGE")).encode()
     await send(
         {
             "type": "http.response.start",
@@ -119,9 +115,7 @@ def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None 
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "request"
         if first.get("type") == "extra_forbidden":
-            message = (
-                f"unsupported field {where!r}: only exact user_id and agent_id scope fields are supported"
-            )
+            message = f"unsupported field {where!r}: only exact user_id and agent_id scope fields are supported"
         else:
             message = f"{where}: {first.get('msg', 'invalid request')}"
         return JSONResponse(v4.error_body(message, "VALIDATION_ERROR"), status_code=422)
@@ -129,9 +123,7 @@ def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
-        return JSONResponse(
-            v4.error_body(str(exc.detail), code), status_code=exc.status_code, headers=exc.headers
-        )
+        return JSONResponse(v4.error_body(str(exc.detail), code), status_code=exc.status_code, headers=exc.headers)
 
     @app.get("/api/v4/memory", responses=ERRORS, summary="List recall files (one page)")
     def list_memory(
@@ -161,6 +153,12 @@ def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None 
     def forget(body: ForgetBody, caller: Caller) -> dict[str, Any]:
         """Delete one file and everything indexed from it."""
         return v4.forget(backend, plain(body), caller)
+
+    @app.get("/api/v4/memory/whoami", responses=ERRORS, summary="The calling key's scope")
+    def whoami(caller: Caller) -> dict[str, str | None]:
+        """The ``user_id`` (and ``agent_id``, ``null`` for every agent) the key is bound to; a
+        request that names no scope acts in this one. ``memu config --cloud`` records it."""
+        return v4.whoami(caller)
 
     @app.get("/healthz", include_in_schema=False)
     def health() -> dict[str, bool]:
