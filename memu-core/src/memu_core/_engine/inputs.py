@@ -16,6 +16,13 @@ from memu_core.types import DEFAULT_SCOPE_VALUE, SCOPE_FIELDS, Scope, Where
 
 _USER_KEYS = frozenset({*SCOPE_FIELDS, "user_name", "agent_name"})
 
+MAX_CONTENT_CHARS = 1_000_000
+"""The most characters one recall file's content may hold.
+
+A recall file is distilled memory, a few kilobytes; a megabyte is already about 2,000 segments
+to index (and embed). Past that, a commit costs minutes and the store grows by more than ten
+times the text, so a pasted log or dump is refused up front instead of half-indexed."""
+
 
 @dataclass(frozen=True, slots=True)
 class FileInput:
@@ -76,8 +83,17 @@ def parse_files(recall_files: Any) -> list[FileInput]:
             raise UsageError(f"{where} has no name: every recall file needs a non-empty 'name'")
         track = _text(item, "track", where) or "memory"
         parsed = FileInput(track, name, _text(item, "description", where), _text(item, "content", where))
+        _check_size(parsed, where)
         out[parsed.key] = parsed
     return list(out.values())
+
+
+def _check_size(parsed: FileInput, where: str) -> None:
+    if len(parsed.content) > MAX_CONTENT_CHARS:
+        raise UsageError(
+            f"{where} ({parsed.name!r}) has {len(parsed.content):,} characters of content, over the "
+            f"limit of {MAX_CONTENT_CHARS:,} (MAX_CONTENT_CHARS): split it into smaller recall files"
+        )
 
 
 def parse_resources(resource: Any) -> list[ResourceInput]:

@@ -34,16 +34,20 @@ def header_text(name: str, description: str) -> str:
 
 def split_long(line: str, limit: int = MAX_SEGMENT_CHARS) -> list[str]:
     """Split ``line`` into pieces of at most ``limit`` characters, preferring spaces."""
+    # Walk an index over the line instead of re-slicing the rest after every cut: slicing the
+    # remainder copies it, which made one multi-megabyte pasted line quadratic to commit.
     pieces: list[str] = []
-    rest = line
-    while len(rest) > limit:
-        cut = rest.rfind(" ", 0, limit)
+    start, end = 0, len(line)
+    while end - start > limit:
+        cut = line.rfind(" ", start, start + limit) - start
         if cut <= limit // 2:
             cut = limit
-        pieces.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest:
-        pieces.append(rest)
+        pieces.append(line[start : start + cut].rstrip())
+        start += cut
+        while start < end and line[start].isspace():  # lstrip without copying the rest
+            start += 1
+    if start < end:
+        pieces.append(line[start:])
     return pieces
 
 
