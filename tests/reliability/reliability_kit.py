@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -213,6 +214,8 @@ class Tally:
     """Attempts our SIGKILL ended mid-way (the rest had finished before the moment came)."""
     refused: int = 0
     """Commands that exited nonzero on their own, with an ``error:`` line."""
+    refusals: list[str] = field(default_factory=list)
+    """The first few refusals, as said."""
     failures: list[str] = field(default_factory=list)
     records_generated: int = 0
     records_lost: int = 0
@@ -228,6 +231,8 @@ class Tally:
         if not outcome.killed and outcome.returncode != 0:
             if outcome.explicit():
                 self.refused += 1
+                if len(self.refusals) < 10:
+                    self.refusals.append(outcome.describe())
             else:
                 self.fail(f"no explicit exit: {outcome.describe()}")
 
@@ -259,3 +264,168 @@ def tally(name: str) -> Iterator[Tally]:
     finally:
         t.seconds = round(time.monotonic() - started, 1)
         t.write()
+
+
+# -- a host whose sessions we write: Claude Code ---------------------------------------------
+
+TOKEN = re.compile(r"\brec(\d{6})\b")
+HOST = "claude-code"
+
+
+class BridgeWorld:
+    """One home with Claude Code session logs we keep appending to, the ``memu-claude-code``
+    binary run as the scheduled bridging run would, and a scripted agent in the LLM's place.
+
+    Every generated record (a user or assistant turn) carries one token ``recNNNNNN``. The agent
+    reads each memory job's slice and writes one memory file per slice and run, listing the
+    tokens it saw; a record committed twice therefore shows up in two stored files, and a record
+    never committed in none.
+    """
+
+    def __init__(self, root: Path, random: random.Random, *, max_jobs: int = 6) -> None:
+        self.home = root / "home"
+        self.project = self.home / "app"
+        self.project.mkdir(parents=True)
+        self.db = root / "store.sqlite3"
+        self.env = cli_env(self.home, MEMU_DB=str(self.db))
+        self.logs = self.home / ".claude" / "projects" / "-home-u-app"
+        self.logs.mkdir(parents=True)
+        self.base = self.home / ".memu" / "hosts" / HOST
+        self.exe = binary("memu-claude-code")
+        self.random = random
+        self.max_jobs = max_jobs
+        self.serial = 0
+        self.sessions: list[Path] = []
+        self.generated: set[str] = set()
+        self.written: dict[str, str] = {}
+        """Every memory file the agent wrote: name -> content."""
+        self.runs = 0
+
+    # the host writing its logs
+    def generate(self) -> None:
+        """New turns: a few new sessions, and more turns appended to some older ones."""
+        for _ in range(self.random.randint(1, 3)):
+            sid = f"{len(self.sessions):08x}-1111-4222-8333-444455556666"
+            self.sessions.append(self.logs / f"{sid}.jsonl")
+        grow = self.random.sample(self.sessions, min(len(self.sessions), self.random.randint(1, 4)))
+        for path in grow:
+            lines = []
+            for _ in range(self.random.randint(1, 4)):
+                self.serial += 1
+                token = f"rec{self.serial:06d}"
+                self.generated.add(token)
+                if self.serial % 2:
+                    message: dict[str, object] = {"role": "user", "content": f"please note {token} about the build"}
+                    kind = "user"
+                else:
+                    message = {"role": "assistant", "content": [{"type": "text", "text": f"noted {token} for later"}]}
+                    kind = "assistant"
+                lines.append(
+                    json.dumps(
+                        {
+                            "type": kind,
+                            "sessionId": path.stem,
+                            "timestamp": f"2026-08-20T10:{self.serial // 60 % 60:02d}:{self.serial % 60:02d}Z",
+                            "message": message,
+                        }
+                    )
+                )
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write("".join(line + "\n" for line in lines))
+
+    # the bridging run's coded steps
+    def prepare(self, delay: float | None = None) -> Outcome:
+        return run_and_kill([self.exe, "prepare", "--max-jobs", str(self.max_jobs)], self.env, self.project, delay)
+
+    def commit(self, delay: float | None = None) -> Outcome:
+        return run_and_kill([self.exe, "commit"], self.env, self.project, delay)
+
+    # the agent's part
+    def agent(self) -> set[str]:
+        """Work the memory jobs on disk: one memory file per slice with the tokens it holds."""
+        self.runs += 1
+        seen: set[str] = set()
+        jobs = self.base / "jobs"
+        for job in sorted(jobs.glob("*.txt")) if jobs.is_dir() else []:
+            text = job.read_text(encoding="utf-8")
+            found = re.search(r"^\s+(\S+/sessions/\d+\.jsonl)\s*$", text, re.M)
+            folder = re.search(r"^\s+(\S+/memory)\s*$", text, re.M)
+            if not found or not folder:
+                continue  # a skill or resource job
+            tokens = sorted(set(TOKEN.findall(Path(found.group(1)).read_text(encoding="utf-8"))))
+            if not tokens:
+                continue
+            name = f"run{self.runs:04d}-{job.stem}"
+            body = "\n".join(f"- saw rec{t} in a session" for t in tokens)
+            content = f"---\nname: {name}\ndescription: tokens of run {self.runs} job {job.stem}\n---\n{body}\n"
+            Path(folder.group(1)).mkdir(parents=True, exist_ok=True)
+            (Path(folder.group(1)) / f"{name}.md").write_text(content, encoding="utf-8")
+            self.written[name] = body
+            seen |= {f"rec{t}" for t in tokens}
+        return seen
+
+    # what reached the store
+    def stored_tokens(self) -> dict[str, list[str]]:
+        """Token -> the stored memory files that hold it."""
+        where: dict[str, list[str]] = {}
+        for key, stored in stored_files(self.db).items():
+            for token in TOKEN.findall(stored.content):
+                where.setdefault(f"rec{token}", []).append(key)
+        return where
+
+    def check_store(self, t: Tally, where: str) -> None:
+        """Integrity, and each stored memory file is exactly what the agent wrote (no mix)."""
+        for problem in integrity_problems(self.db) if self.db.exists() else []:
+            t.fail(f"{where}: {problem}")
+        for key, stored in stored_files(self.db).items():
+            name = key.split("/", 1)[1]
+            if key.startswith("memory/") and name in self.written:
+                if stored.content.strip() != self.written[name].strip():
+                    t.fail(f"{where}: {key} holds content the agent never wrote")
+                if stored.lines != content_lines(stored.content):
+                    t.fail(f"{where}: {key}'s indexed lines differ from its content")
+
+    def cycle(self, t: Tally, where: str) -> bool:
+        """One unkilled run: prepare (finishing a refused earlier run first), agent, commit."""
+        prep = self.prepare()
+        t.note(prep)
+        if prep.returncode != 0 and not prep.killed:
+            # An unfinished earlier run refused: finish it the way the error tells a user to.
+            done = self.commit()
+            t.note(done)
+            prep = self.prepare()
+            t.note(prep)
+            if prep.returncode != 0:
+                t.fail(f"{where}: prepare failed after the earlier run was committed: {prep.describe()}")
+                return False
+        self.agent()
+        done = self.commit()
+        t.note(done)
+        if done.returncode != 0:
+            t.fail(f"{where}: commit failed: {done.describe()}")
+            return False
+        return "prepared 0 session(s)" in prep.stdout and "remain" not in prep.stdout
+
+    def drain(self, t: Tally, limit: int = 40) -> None:
+        """Run unkilled cycles until prepare finds nothing new."""
+        for i in range(limit):
+            if self.cycle(t, f"drain {i}"):
+                return
+        t.fail(f"prepare still found new turns after {limit} draining runs")
+
+    def account(self, t: Tally) -> None:
+        """Compare the generated records with what the store holds: lost and doubled records."""
+        stored = self.stored_tokens()
+        lost = sorted(self.generated - stored.keys())
+        doubled = {k: v for k, v in stored.items() if len(v) > 1}
+        t.records_generated = len(self.generated)
+        t.records_lost = len(lost)
+        t.records_doubled = len(doubled)
+        if lost:
+            t.fail(f"{len(lost)} record(s) never committed, e.g. {lost[:5]}")
+        if doubled:
+            sample = sorted(doubled.items())[:5]
+            t.fail(f"{len(doubled)} record(s) committed more than once, e.g. {sample}")
+        unknown = sorted(stored.keys() - self.generated)
+        if unknown:
+            t.fail(f"the store holds tokens nobody generated: {unknown[:5]}")
