@@ -5,10 +5,13 @@
     ~/.memu/
       config.env            the settings every memu binary shares    ($MEMU_CONFIG_ENV)
       memu.sqlite3          the default store                        ($MEMU_DB)
-      cache/instructions/   the last good template of each name
+      cache/instructions/   the last good served template of each name (and its .sig)
+      cache/docs/<id>/      the last good served guides of host <id> (and their .sig)
       run/                  the warm server: memu.sock, serve.lock,  ($MEMU_RUN_DIR)
                             serve.json, serve.log
       hosts/<id>/           each host's bridging working tree        (--base-dir; see Layout)
+      events.jsonl          the telemetry spool, beside it events.dropped, events.errors and
+                            events.*.sending                           ($MEMU_EVENTS_SPOOL)
       <plugin>/             a plugin's own files (memu-server: server/keys.sqlite3)
 
 Everything else asks here, so moving a file is one edit. Each answer is computed when asked:
@@ -66,6 +69,11 @@ def instruction_cache(name: str) -> Path:
     return home() / "cache" / "instructions" / f"{name}.txt"
 
 
+def docs_cache(host_id: str, filename: str) -> Path:
+    """The last good copy of host ``host_id``'s guide ``filename`` fetched from a docs server."""
+    return home() / "cache" / "docs" / host_id / filename
+
+
 # -- the warm server ---------------------------------------------------------------------------
 def run_dir() -> Path:
     """The warm server's directory (mode 0700; not created here, see :func:`ensure_run_dir`)."""
@@ -116,6 +124,23 @@ def host_tree(host_id: str) -> Path:
 def host_tree_shown(host_id: str) -> str:
     """:func:`host_tree` as shown to people (``~/.memu/hosts/<id>``, for help and guides)."""
     return f"{HOME_DIR}/hosts/{host_id}"
+
+
+EVENTS_SPOOL_ENV = "MEMU_EVENTS_SPOOL"
+"""Names another telemetry spool file; its companions sit beside it, named after its stem."""
+
+
+def events_spool() -> Path:
+    """The telemetry spool, ``~/.memu/events.jsonl`` (``$MEMU_EVENTS_SPOOL`` if set and non-empty)."""
+    raw = os.environ.get(EVENTS_SPOOL_ENV, "").strip()
+    return Path(os.path.expanduser(raw)) if raw else home() / "events.jsonl"
+
+
+def events_companion(suffix: str) -> Path:
+    """A file beside the spool sharing its stem: ``dropped`` (the drop counter), ``errors`` (the
+    ``report error`` ledger); ``events.jsonl`` gives ``events.dropped``."""
+    spool = events_spool()
+    return spool.with_name(f"{spool.stem}.{suffix}")
 
 
 def plugin_dir(name: str) -> Path:

@@ -35,21 +35,31 @@ if TYPE_CHECKING:
     )
 
 EVENTS: dict[str, str] = {
-    "memory_search_succeeded": "`retrieve` answered (`memu` and host binaries): `result_count`, `warm`",
-    "memory_search_failed": "`retrieve` failed: `error_type`",
-    "memory_commit_succeeded": "`commit` stored files (`memu` and host binaries): `recall_file_count`, "
-    "`resource_count` (hosts: also `forgotten_count`)",
-    "memory_commit_failed": "`commit` failed: `error_type`",
-    "memory_prepare_succeeded": "a host's `prepare` wrote jobs: `session_count`, `job_count`, `remaining_count`",
-    "memory_prepare_failed": "a host's `prepare` failed: `error_type`",
-    "cli_install_started": "`init` recorded the configuration (`memu` and host binaries)",
+    "memory_search_succeeded": "a host's `retrieve` (and `memu retrieve`) answered: `result_count`, `latency_ms`",
+    "memory_search_failed": "`retrieve` failed: `result_count` (0), `latency_ms`",
+    "memory_list_succeeded": "`prepare` listed the store for its mirror, or `memu list-files` ran: "
+    "`result_count`, `latency_ms`",
+    "memory_list_failed": "that listing failed: `result_count` (so far), `latency_ms`",
+    "memory_commit_succeeded": "`commit` stored files (hosts and `memu commit`): `recall_file_count`, "
+    "`resource_count`, `session_count`, `latency_ms`",
+    "memory_commit_failed": "`commit` failed: the same counts",
+    "memory_update_started": "a host's `prepare` wrote the run marker (or `MEMU_BRIDGING_RUN` is set)",
+    "memory_update_succeeded": "a host's `commit` closed that run: the commit's counts, `duration_ms`",
+    "memory_update_failed": "`report error --stage remember`",
+    "cli_install_started": "`init` wrote the configuration (`memu` and host binaries)",
     "install_guide_opened": "a host's `docs install`",
-    "task_guide_opened": "a host's `docs task`",
     "uninstall_guide_opened": "a host's `docs uninstall`",
+    "cli_install_succeeded": "`report install`",
+    "cli_install_failed": "`report error --stage install`",
+    "cli_uninstall_succeeded": "`report uninstall`",
+    "cli_uninstall_failed": "`report error --stage uninstall`",
+    "agent_error_reported": "`report error`: `stage`, `detail` (scrubbed, capped; once an hour per report)",
+    "cli_error": "a command failed in the CLI shell: `command`, `error_type`, `frames`, `frames_truncated`",
+    "cli_events_dropped": "a sink lost events (spool full, disk full): `dropped_count`",
 }
 """Every event an :class:`~memu_core.interfaces.EventSink` receives, and when (with which
-properties). Each also carries ``latency_ms``, except the install and guide events; ``host`` is
-the host id on events from a host binary. Properties are counts and labels, never content."""
+properties). :data:`memu_core.events.CATALOGUE` holds the allow-list: a property it does not
+name never reaches a sink. Properties are counts and durations, never content."""
 
 
 @hookspec
@@ -109,9 +119,10 @@ def memu_register_hosts() -> list[HostSpec]:
 def memu_register_event_sinks() -> list[type[EventSink]]:
     """Register :class:`~memu_core.interfaces.EventSink` classes.
 
-    Fires on a process's first event. Events are emitted after each step of the pipeline:
-    ``init``, a host's ``docs``, ``prepare``, ``commit`` and ``retrieve``, and ``memu commit``
-    and ``memu retrieve`` (the table below lists them). So that the per-turn ``retrieve`` never
+    Fires on a process's first event. Events are emitted at the points memU records them:
+    ``init``, a host's ``docs install|uninstall``, ``prepare``, ``commit``, ``retrieve`` and
+    ``report``, ``memu list-files``, and any failed command (the table below lists them).
+    Nothing is emitted when the user opted out (``MEMU_TELEMETRY=0`` or ``DO_NOT_TRACK=1``). So that the per-turn ``retrieve`` never
     imports every plugin to find out whether one listens, memu asks only plugins that declare
     this hook: an entry point of the same name in the group ``memu.event_sinks`` (in-process
     plugins need not; ``memu plugins`` flags a plugin that implements it undeclared).
@@ -127,14 +138,16 @@ def memu_register_event_sinks() -> list[type[EventSink]]:
 def memu_register_template_resolvers() -> list[type[TemplateResolver]]:
     """Register :class:`~memu_core.interfaces.TemplateResolver` classes.
 
-    Fires the first time a process needs a job template or the retrieval text: a host's
-    ``prepare`` (the job files, and the retrieval procedure it refreshes) and
-    ``install-instruction``. Every plugin is loaded for it.
+    Fires the first time a process needs a job template, the retrieval skill or a host guide: a
+    host's ``prepare`` (the job files, and the retrieval procedure it refreshes),
+    ``install-instruction``, ``docs`` and ``memu templates list``. Every plugin is loaded for it.
 
     Returns the classes, each with a unique ``name``, a ``priority`` (lower is asked first;
-    default 100) and a constructor taking no argument. The first valid answer wins. memu-core
-    registers ``remote`` (``MEMU_TEMPLATE_BASE_URL`` and its last-good cache, priority 500)
-    and ``embedded`` (the texts shipped in memu-core, priority 1000), which always answers.
+    default 100) and a constructor taking no argument. Every resolver is asked; among the valid
+    answers the newest version header wins, and between equal versions the one asked first
+    (see docs/templates.md). memu-core registers ``server`` (``MEMU_TEMPLATE_BASE_URL`` and
+    ``MEMU_DOCS_BASE_URL``, priority 500), ``cache`` (their last good copies, 600) and
+    ``embedded`` (the installed texts, 1000), which always answers.
     """
     raise NotImplementedError
 

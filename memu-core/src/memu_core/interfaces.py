@@ -252,12 +252,25 @@ class EventSink(ABC):
         """Record one event. Called synchronously on the command's path; keep it cheap (spool,
         do not send) and never raise."""
 
+    def flush(self) -> tuple[int, int]:
+        """Deliver what :meth:`emit` kept, bounded by timeouts; return ``(accepted, rejected)``.
+
+        Called where memU flushes: the end of ``prepare``, a successful ``commit``, ``init``,
+        ``docs install|uninstall``, the ``report`` verbs, and a failed command other than
+        ``retrieve`` (never on the per-turn path). The default keeps nothing and sends nothing.
+        """
+        return (0, 0)
+
 
 class TemplateResolver(ABC):
-    """Finds a job template or the retrieval text by name (``memory-job``, ``retrieval-body``…).
+    """Finds a template by name: a job template (``memory-job``, ``skill-job``,
+    ``resource-job``), the retrieval skill (``retrieval-skill``) or a host guide
+    (``docs/<host>/INSTALL.md``…).
 
-    Registered through ``memu_register_template_resolvers``; built with no argument. Resolvers
-    are asked by ascending ``priority`` until one gives a valid text.
+    Registered through ``memu_register_template_resolvers``; built with no argument. Every
+    resolver is asked by ascending ``priority``; among the valid answers the newest version
+    header (``<!-- memu-template <name> v<N> -->`` on the first line) wins, ties going to the
+    one asked first. An answer without a header is version 0.
     """
 
     name: ClassVar[str]

@@ -47,7 +47,7 @@ def test_builtins_register_through_the_hooks() -> None:
     plugins = _manager([]).load()
     assert set(plugins.stores()) == {"memory", "sqlite"}
     assert set(plugins.backends()) == {"local"}
-    assert set(plugins.template_resolvers()) == {"remote", "embedded"}
+    assert set(plugins.template_resolvers()) == {"server", "cache", "embedded"}
     assert plugins.stores().distribution("sqlite") == "memu-core"
     hooks = {hook for record in plugins.report if record.builtin for hook in record.hooks}
     assert hooks == {

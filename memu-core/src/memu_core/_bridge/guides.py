@@ -1,5 +1,9 @@
-"""The host guides (``INSTALL.md``, ``BRIDGING_TASK.md``, ``UNINSTALL.md``) shipped inside each
-host package, rendered from a closed set of ``{{token}}``s."""
+"""The host guides (``INSTALL.md``, ``BRIDGING_TASK.md``, ``UNINSTALL.md``), rendered from a closed
+set of ``{{token}}``s.
+
+Each guide resolves like a template, as ``docs/<host>/<FILE>``: from ``MEMU_DOCS_BASE_URL`` when
+one is configured (cached under ``~/.memu/cache/docs/<host>/``), else the copy shipped inside
+the host package (see :mod:`memu_core._bridge.templates`)."""
 
 from __future__ import annotations
 
@@ -53,5 +57,8 @@ def load(spec: HostSpec, topic: str) -> str:
     """The rendered guide for ``topic`` (``install``, ``task`` or ``uninstall``)."""
     if topic not in GUIDES:
         raise UsageError(f"unknown guide {topic!r}; choose one of {', '.join(GUIDES)}")
-    text = resources.files(spec.package).joinpath("guides", GUIDES[topic]).read_text(encoding="utf-8")
-    return render(spec, text)
+    from memu_core._bridge import templates
+    from memu_core._bridge.template_text import guide_name
+
+    shipped = resources.files(spec.package).joinpath("guides", GUIDES[topic]).read_text(encoding="utf-8")
+    return render(spec, templates.resolve(guide_name(spec.id, GUIDES[topic]), floor=shipped))

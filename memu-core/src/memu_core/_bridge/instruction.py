@@ -16,9 +16,15 @@ from pathlib import Path
 
 from memu_core._atomic import write_text
 from memu_core._bridge import templates
+from memu_core._bridge.template_text import UNVERSIONED, Candidate, Version, parse_version
 
 SKILL_NAME = "memu-retrieve"
 END_MARKER = "<!-- memu:end -->"
+SKILL_TEMPLATE = "retrieval-skill"
+
+_STAMP = re.compile(r"^<!-- memu:template retrieval-skill (\S+) \((\S+)\) -->$", re.MULTILINE)
+_FRONTMATTER = re.compile(r"\A---\n.*?^---\n", re.MULTILINE | re.DOTALL)
+_HEADING = re.compile(r"\A\s*# [^\n]*\n")
 
 
 def begin_marker(binary: str) -> str:
@@ -33,21 +39,48 @@ def _block_re(binary: str) -> re.Pattern[str]:
     )
 
 
-def retrieval_body(binary: str) -> str:
-    """The shared retrieval procedure, for ``binary``."""
-    return templates.resolve("retrieval-body").format(binary=binary)
+def stamp(chosen: Candidate) -> str:
+    """The line recording which retrieval skill an installed file carries (read back by refresh)."""
+    return f"<!-- memu:template {SKILL_TEMPLATE} {chosen.version_text} ({chosen.source}) -->"
 
 
-def instruction_text(binary: str, *, skill: bool) -> str:
-    """The block's text: a pointer to the skill on skill hosts, the full procedure otherwise."""
+def installed_version(text: str) -> Version:
+    """The version the stamp in ``text`` records; ``()`` (older than any) when there is none."""
+    m = _STAMP.search(text)
+    if m is None:
+        return ()
+    try:
+        return UNVERSIONED if m.group(1) == "unversioned" else parse_version(m.group(1))
+    except ValueError:
+        return ()
+
+
+def _chosen(chosen: Candidate | None) -> Candidate:
+    return chosen if chosen is not None else templates.choose(SKILL_TEMPLATE)
+
+
+def skill_text(binary: str, chosen: Candidate | None = None) -> str:
+    """The ``memu-retrieve`` skill document for ``binary``, stamped with its version and source."""
+    chosen = _chosen(chosen)
+    text = chosen.body.format(binary=binary)
+    return text + ("" if text.endswith("\n") else "\n") + stamp(chosen) + "\n"
+
+
+def retrieval_body(binary: str, chosen: Candidate | None = None) -> str:
+    """The procedure alone: the skill document without its frontmatter and first heading."""
+    text = _chosen(chosen).body.format(binary=binary)
+    text = _FRONTMATTER.sub("", text, count=1)
+    text = _HEADING.sub("", text, count=1)
+    return text.strip("\n") + "\n"
+
+
+def instruction_text(binary: str, *, skill: bool, chosen: Candidate | None = None) -> str:
+    """The block's text: a pointer to the skill on skill hosts, the stamped procedure otherwise."""
     if skill:
         return templates.embedded("instruction-pointer").format(binary=binary)
-    return templates.embedded("instruction-inline").format(body=retrieval_body(binary))
-
-
-def skill_text(binary: str) -> str:
-    """The ``memu-retrieve`` skill document."""
-    return templates.embedded("retrieval-skill").format(body=retrieval_body(binary))
+    chosen = _chosen(chosen)
+    inline = templates.embedded("instruction-inline").format(body=retrieval_body(binary, chosen))
+    return inline.rstrip("\n") + "\n\n" + stamp(chosen) + "\n"
 
 
 def block(binary: str, text: str) -> str:
@@ -123,12 +156,16 @@ def write_file(path: Path, new: str, *, dry_run: bool, backup: bool) -> Change:
 
 
 def install(path: Path, binary: str, skills_dir: Path | None, *, dry_run: bool = False) -> list[Change]:
-    """Install or update the skill (first) and the block (second), so no pointer names a missing skill."""
+    """Install or update the skill (first) and the block (second), so no pointer names a missing skill.
+
+    An explicit install writes the text resolution picks now, even an older one than installed.
+    """
+    chosen = templates.choose(SKILL_TEMPLATE)
     changes: list[Change] = []
     if skills_dir is not None:
         skill_file = skills_dir / SKILL_NAME / "SKILL.md"
-        changes.append(write_file(skill_file, skill_text(binary), dry_run=dry_run, backup=False))
-    text = instruction_text(binary, skill=skills_dir is not None)
+        changes.append(write_file(skill_file, skill_text(binary, chosen), dry_run=dry_run, backup=False))
+    text = instruction_text(binary, skill=skills_dir is not None, chosen=chosen)
     changes.append(write_file(path, patch(_read(path), binary, text), dry_run=dry_run, backup=True))
     return changes
 
@@ -150,14 +187,24 @@ def remove(path: Path, binary: str, skills_dir: Path | None, *, dry_run: bool = 
 
 
 def refresh(path: Path, binary: str, skills_dir: Path | None) -> list[Change]:
-    """Bring an installed block and skill up to date; never installs where nothing is installed."""
+    """Bring an installed skill and block up to date: never installs, never downgrades.
+
+    The installed retrieval procedure is rewritten only when resolution now picks a strictly
+    newer version than its stamp records, so a run without the template server (or with an
+    older cache) leaves a server-installed procedure alone. A file without a stamp predates
+    versions and is brought up to date once. The pointer block of a skill host is memu's own
+    text and follows the installed package.
+    """
+    chosen = templates.choose(SKILL_TEMPLATE)
     changes: list[Change] = []
-    if skills_dir is not None and (skills_dir / SKILL_NAME / "SKILL.md").is_file():
-        changes.append(
-            write_file(skills_dir / SKILL_NAME / "SKILL.md", skill_text(binary), dry_run=False, backup=False)
-        )
+    skill_file = skills_dir / SKILL_NAME / "SKILL.md" if skills_dir is not None else None
+    newer_skill = skill_file is not None and chosen.version > installed_version(_read(skill_file))
+    if skill_file is not None and skill_file.is_file() and newer_skill:
+        changes.append(write_file(skill_file, skill_text(binary, chosen), dry_run=False, backup=False))
     current = _read(path)
-    if _block_re(binary).search(current):
-        text = instruction_text(binary, skill=skills_dir is not None)
+    found = _block_re(binary).search(current)
+    # A skill host's block is the pointer (memu's own text); an inline block carries the procedure.
+    if found and (skills_dir is not None or chosen.version > installed_version(found.group(0))):
+        text = instruction_text(binary, skill=skills_dir is not None, chosen=chosen)
         changes.append(write_file(path, patch(current, binary, text), dry_run=False, backup=True))
     return [c for c in changes if c.changed]

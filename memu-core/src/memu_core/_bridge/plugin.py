@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 @hookimpl
 def memu_register_template_resolvers() -> list[type[TemplateResolver]]:
-    """``remote`` (``MEMU_TEMPLATE_BASE_URL`` and its cache) and ``embedded`` (always answers)."""
-    from memu_core._bridge.templates import EmbeddedTemplates, RemoteTemplates
+    """``server`` (the configured template and docs servers), ``cache`` (their last good copies)
+    and ``embedded`` (the installed texts; always answers)."""
+    from memu_core._bridge.template_sources import CachedTemplates, EmbeddedTemplates, ServerTemplates
 
-    return [RemoteTemplates, EmbeddedTemplates]
+    return [ServerTemplates, CachedTemplates, EmbeddedTemplates]

@@ -1,128 +1,78 @@
-"""Job templates and the retrieval texts, resolved through the registered template resolvers.
+"""Job templates, the retrieval skill and the host guides, resolved through the template resolvers.
 
-:func:`resolve` asks every :class:`~memu_core.interfaces.TemplateResolver` registered through
-``memu_register_template_resolvers``, by ascending ``priority``, and keeps the first answer that
-is valid for the name (every placeholder present, no stray braces). memu-core registers two:
-
-- ``remote`` (priority 500): opt-in. With ``MEMU_TEMPLATE_BASE_URL`` set, ``<url>/<name>.txt``
-  is fetched with a short timeout, validated and cached under ``~/.memu/cache/instructions/``;
-  when the server fails, the last good copy is used. Without the variable it never answers and
-  nothing touches the network, so an upgrade is never shadowed by an older cached text.
-- ``embedded`` (priority 1000): the copy shipped in this package; it always answers, last.
+:func:`choose` asks every :class:`~memu_core.interfaces.TemplateResolver` registered through
+``memu_register_template_resolvers`` (memu-core's ``server``, ``cache`` and ``embedded``, see
+:mod:`memu_core._bridge.template_sources`, and any plugin's) and keeps the **newest valid**
+answer: the highest version header wins, and between equal versions the lower ``priority``
+(asked first). So a stale cached copy never shadows a newer installed package, and a plugin
+overrides memu's texts by publishing them at a version at least as high. A resolver that
+raises or answers an invalid text is passed over with one note on stderr; the embedded copy is
+the floor, so resolution never fails a command.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-from importlib import resources
-from pathlib import Path
-from typing import ClassVar
+from memu_core._bridge import template_fetch
+from memu_core._bridge import template_text as tt
+from memu_core._bridge.template_sources import EmbeddedTemplates, embedded
+from memu_core.errors import UsageError
 
-from memu_core._atomic import write_text
-from memu_core._layout import instruction_cache
-from memu_core.interfaces import TemplateResolver
-
-BASE_URL_ENV = "MEMU_TEMPLATE_BASE_URL"
-FETCH_TIMEOUT = 4.0
-MAX_BYTES = 64 * 1024
-
-PLACEHOLDERS: dict[str, tuple[str, ...]] = {
-    "memory-job": ("input_path", "track_dir"),
-    "skill-job": ("input_path", "track_dir", "resource_log"),
-    "resource-job": ("verify_command", "resource_file"),
-    "retrieval-body": ("binary",),
-}
+PLACEHOLDERS = tt.PLACEHOLDERS
 
 
-def embedded(name: str) -> str:
-    """The text shipped in this package."""
-    return (
-        resources.files("memu_core._bridge").joinpath("templates", f"{name}.txt").read_text(encoding="utf-8")
-    )
-
-
-def valid(name: str, text: str) -> bool:
-    """Whether ``text`` can stand in for template ``name``: all placeholders, nothing else."""
-    keys = PLACEHOLDERS.get(name, ())
-    if not text.strip() or any("{" + k + "}" not in text for k in keys):
-        return False
-    try:
-        text.format(**dict.fromkeys(keys, ""))
-    except (KeyError, IndexError, ValueError):
-        return False
-    return True
-
-
-def _cache_path(name: str) -> Path:
-    return instruction_cache(name)
-
-
-def _fetch(base_url: str, name: str) -> str | None:
-    import urllib.request
-
-    url = f"{base_url.rstrip('/')}/{name}.txt"
-    try:
-        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as resp:
-            if resp.status != 200:
-                return None
-            data: bytes = resp.read(MAX_BYTES + 1)
-    except (OSError, ValueError):
-        return None
-    if len(data) > MAX_BYTES:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-class RemoteTemplates(TemplateResolver):
-    """``MEMU_TEMPLATE_BASE_URL``'s copy, else its last good cached copy; silent when unset."""
-
-    name: ClassVar[str] = "remote"
-    priority: ClassVar[int] = 500
-
-    def resolve(self, name: str) -> str | None:
-        """The server's text (cached on success), the cached text, or ``None``."""
-        base_url = os.environ.get(BASE_URL_ENV, "").strip()
-        if not base_url:
-            return None
-        text = _fetch(base_url, name)
-        if text is not None and valid(name, text):
-            with contextlib.suppress(OSError):  # a cache we cannot write only costs a fetch next time
-                write_text(_cache_path(name), text)
-            return text
-        try:
-            return _cache_path(name).read_text(encoding="utf-8")
-        except OSError:
-            return None
-
-
-class EmbeddedTemplates(TemplateResolver):
-    """The texts shipped in memu-core; asked last and always answers."""
-
-    name: ClassVar[str] = "embedded"
-    priority: ClassVar[int] = 1000
-
-    def resolve(self, name: str) -> str | None:
-        """The embedded text of ``name``."""
-        return embedded(name)
-
-
-def resolve(name: str) -> str:
-    """The template text to use now: the first valid answer of the registered resolvers.
-
-    Never raises for a resolver's trouble (a raising or invalid answer passes to the next); the
-    embedded copy is the answer of last resort even if no resolver is registered.
-    """
+def candidates(name: str) -> list[tt.Candidate]:
+    """Every valid answer for ``name``, in the order the resolvers were asked."""
     from memu_core._plugins.manager import get_plugins
 
+    found: list[tt.Candidate] = []
     for resolver in get_plugins().resolvers():
+        source = str(getattr(resolver, "name", type(resolver).__name__))
         try:
             text = resolver.resolve(name)
-        except Exception:  # a broken resolver must not stop a bridging run
+        except Exception as exc:  # a broken resolver must not stop a bridging run
+            template_fetch.note(f"template {name}: resolver {source!r} failed ({type(exc).__name__}: {exc})")
             continue
-        if text is not None and valid(name, text):
-            return text
-    return embedded(name)
+        if text is None:
+            continue
+        try:
+            found.append(tt.read(name, source, text))
+        except ValueError as exc:
+            template_fetch.note(f"template {name}: resolver {source!r} answered an unusable text: {exc}")
+    return found
+
+
+def choose(name: str, *, floor: str | None = None) -> tt.Candidate:
+    """The text to use now for ``name``: the newest valid answer (ties: the first asked).
+
+    ``floor`` is the caller's installed copy (a host guide read from the spec's own package),
+    counted as the embedded answer when the ``embedded`` resolver has none.
+    """
+    if not tt.known(name):
+        raise UsageError(f"{name!r} is not a template; use one of {', '.join(tt.PLACEHOLDERS)} or docs/<host>/<FILE>")
+    found = candidates(name)
+    embedded_name = EmbeddedTemplates.name
+    if not any(c.source == embedded_name for c in found):
+        fallback = floor if floor is not None else EmbeddedTemplates().resolve(name)
+        if fallback is not None:
+            found.append(_installed(name, fallback))
+    if not found:
+        raise UsageError(f"no text for template {name!r}: nothing installed answers it")
+    # max() keeps the first of equal keys, and candidates come in the order they were asked.
+    return max(found, key=lambda c: c.version)
+
+
+def _installed(name: str, text: str) -> tt.Candidate:
+    """The installed copy as a candidate; it came with a package, so it is used even when a
+    served copy would be refused (a third-party host's guide may use fewer tokens)."""
+    try:
+        return tt.read(name, EmbeddedTemplates.name, text)
+    except ValueError:
+        return tt.Candidate(name, EmbeddedTemplates.name, tt.UNVERSIONED, text)
+
+
+def resolve(name: str, *, floor: str | None = None) -> str:
+    """The body (header removed) of the text :func:`choose` picks for ``name``."""
+    return choose(name, floor=floor).body
+
+
+__all__ = ["PLACEHOLDERS", "candidates", "choose", "embedded", "resolve"]
