@@ -85,7 +85,9 @@ class Outcome:
         """Exit 0, killed by us, or a refusal that says why: a nonzero code and an ``error:`` line."""
         if self.killed or self.returncode == 0:
             return True
-        return self.returncode > 0 and any(line.startswith("error:") for line in self.stderr.splitlines())
+        errors = [line for line in self.stderr.splitlines() if line.startswith("error:")]
+        # An internal error is a crash that happened to be caught, not a refusal.
+        return self.returncode > 0 and bool(errors) and not any("internal error" in e for e in errors)
 
     def describe(self) -> str:
         tail = self.stderr.strip().splitlines()[-3:]
