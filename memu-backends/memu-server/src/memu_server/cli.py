@@ -2,6 +2,7 @@
 
 # No ``from __future__ import annotations``: typer reads the annotations at definition time.
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,33 +53,52 @@ def serve(
 
     if no_tcp and socket_path is None:
         raise UsageError("--no-tcp needs --socket PATH: otherwise there is nothing to listen on")
-    backend = serving_backend()
+    # Bind before the store is opened: a bad --port or --host fails in one line and touches nothing.
+    tcp = None if no_tcp else bind_tcp(host, port)
     listeners = []
-    if not no_tcp:
+    backend = serving_backend()
+    if tcp is not None:
         store = _keys(keys)
         if not store.list():
             print(
                 "warning: no API keys yet; create one with `memu-server keys create --user-id U`",
                 file=sys.stderr,
             )
-        sock = bind_tcp(host, port)
-        listeners.append((create_app(backend, keys=store), sock))
-        bound = sock.getsockname()
+        listeners.append((create_app(backend, keys=store), tcp))
+        address, bound_port = tcp.getsockname()[:2]
+        shown = f"[{address}]" if ":" in address else address  # an IPv6 address in a URL
         print(
-            f"memu-server: http://{bound[0]}:{bound[1]}/api/v4/memory (API key required)",
+            f"memu-server: http://{shown}:{bound_port}/api/v4/memory (API key required)",
             file=sys.stderr,
             flush=True,
         )
+    ours = None
     if socket_path is not None:
         path = socket_path.expanduser()
         listeners.append((create_app(backend, keys=None), bind_private_socket(path)))
+        ours = _identity(path)
         print(f"memu-server: unix socket {path} (this user only)", file=sys.stderr, flush=True)
     try:
         run(listeners, log_level=log_level)
     finally:
         backend.close()
-        if socket_path is not None:
-            socket_path.expanduser().unlink(missing_ok=True)
+        if socket_path is not None and ours is not None:
+            _remove_if_ours(socket_path.expanduser(), ours)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, or ``None`` when there is none."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _remove_if_ours(path: Path, ours: tuple[int, int]) -> None:
+    """Remove the socket this server bound, and nothing else: whatever replaced it stays."""
+    if _identity(path) == ours:
+        path.unlink(missing_ok=True)
 
 
 @keys_app.command("create")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import signal
 import socket
 from collections.abc import Iterator
@@ -17,19 +18,42 @@ from typing import Any
 
 from memu_core.errors import UsageError
 
+MAX_PORT = 65535
+
+
+def check_port(port: int) -> None:
+    """Refuse a ``--port`` no socket can have, before anything is opened for it."""
+    if not 0 <= port <= MAX_PORT:
+        raise UsageError(f"--port {port} is not a TCP port: use 1-{MAX_PORT}, or 0 for a free one")
+
 
 def bind_tcp(host: str, port: int) -> socket.socket:
-    """A listening TCP socket (``port`` 0 picks a free one)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    """A listening TCP socket (``port`` 0 picks a free one); a bad host or port is one line."""
+    check_port(port)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, socket.gaierror) else "not a valid host name"
+        raise UsageError(f"--host {host!r} is not an address here ({reason}); use an IP such as 127.0.0.1") from None
+    family, _type, _proto, _name, address = infos[0]
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
+        sock.bind(address)
     except OSError as exc:
         sock.close()
-        raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port") from None
+        raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror}); {_bind_fix(exc.errno)}") from None
     sock.listen(2048)
     return sock
+
+
+def _bind_fix(code: int | None) -> str:
+    """The fix for a failed TCP bind, by its cause."""
+    if code == errno.EADDRNOTAVAIL:
+        return "--host must be an address of this machine (or 0.0.0.0 for all of them)"
+    if code == errno.EACCES:
+        return "ports below 1024 need privileges; pick a --port of 1024 or more"
+    return "pick another --port"
 
 
 def _quiet_server(app: Any, log_level: str) -> Any:
