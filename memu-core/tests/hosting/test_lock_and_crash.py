@@ -28,14 +28,10 @@ class MemoryBackend:
         self.files: dict[tuple[str, str], dict[str, Any]] = {}
         self.fail_commit = False
 
-    def list_all_recall_files(
-        self, where: Any = None, *, cursor: str | None = None, limit: int = 50
-    ) -> dict[str, Any]:
+    def list_all_recall_files(self, where: Any = None, *, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
         return {"recall_files": list(self.files.values()), "next_cursor": None}
 
-    def commit_results(
-        self, *, recall_files: Any = None, resource: Any = None, user: Any = None
-    ) -> dict[str, Any]:
+    def commit_results(self, *, recall_files: Any = None, resource: Any = None, user: Any = None) -> dict[str, Any]:
         if self.fail_commit:
             raise ConnectionError("store unreachable")
         for f in recall_files or []:
@@ -52,9 +48,7 @@ def _layout(tmp_path: Path) -> Layout:
 
 
 def _prepare(tmp_path: Path, backend: MemoryBackend, **kw: Any) -> pipeline.PrepareReport:
-    return pipeline.prepare(
-        TOY, ToySource(tmp_path / "s"), _layout(tmp_path), lambda: backend, environ={}, **kw
-    )  # type: ignore[arg-type,return-value]
+    return pipeline.prepare(TOY, ToySource(tmp_path / "s"), _layout(tmp_path), lambda: backend, environ={}, **kw)  # type: ignore[arg-type,return-value]
 
 
 def test_second_run_on_a_locked_tree_exits_3_and_writes_nothing(
@@ -100,9 +94,7 @@ def test_lock_busy_from_another_process(tmp_path: Path) -> None:
             sys.stdin.readline()
         """
     )
-    holder = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+    holder = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(LockBusy, match=f"process {holder.pid}"), host_lock(lock, "toy", wait=0.1):
@@ -138,12 +130,13 @@ def test_two_concurrent_prepares_on_one_host(tmp_path: Path) -> None:
     )
     env = {**os.environ, "MEMU_LOCK_WAIT": "30"}
     procs = [
-        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
-        for _ in range(2)
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)
     ]
     outs = [p.communicate(timeout=120)[0] for p in procs]
-    assert [p.returncode for p in procs] == [0, 0]  # the second waited for the first
-    assert [o.strip() for o in outs] == ["40", "40"]
+    # The second waited for the first's lock, then found its unfinished run and refused to
+    # replace it (exit 3): one complete run is in the tree, never a mix of two.
+    assert sorted(p.returncode for p in procs) == [0, 3]
+    assert sorted(o.strip() for o in outs) == ["", "40"]
     layout = _layout(tmp_path)
     pending = json.loads(layout.cursor_pending.read_text())
     assert len(pending) == 40
@@ -156,12 +149,13 @@ def test_crash_between_prepare_and_commit_is_recovered(tmp_path: Path) -> None:
     assert _prepare(tmp_path, backend).sessions == 1
     layout = _layout(tmp_path)
     (layout.base / "memory").mkdir(exist_ok=True)
-    (layout.base / "memory" / "fact.md").write_text(
-        "---\nname: fact\ndescription: d\n---\nwritten before the crash\n"
-    )
-    # ... the run dies here: no commit. The next scheduled run prepares again.
+    (layout.base / "memory" / "fact.md").write_text("---\nname: fact\ndescription: d\n---\nwritten before the crash\n")
+    # ... the run dies here: no commit. A scheduled run after MEMU_RUN_STALE_AFTER prepares again.
     write_session(tmp_path / "s", "b", toy_line("user", "two"))
+    marker = json.loads(layout.run_marker.read_text())
+    layout.run_marker.write_text(json.dumps({**marker, "started_at": marker["started_at"] - 4 * 3600}))
     report = _prepare(tmp_path, backend)
+    assert any("dropped the unfinished bridging run" in n for n in report.notes)
     assert report.sessions == 2  # the unpromoted session is offered again, with the new one
     assert (layout.base / "memory" / "fact.md").exists()  # the agent's finished work is kept
     result = pipeline.commit(layout, lambda: backend, "toy")  # type: ignore[arg-type,return-value]
@@ -182,7 +176,8 @@ def test_uncommitted_edit_to_a_stored_file_survives_the_next_prepare(tmp_path: P
     _prepare(tmp_path, backend)
     path = _layout(tmp_path).base / "memory" / "prefs.md"
     path.write_text("---\nname: prefs\ndescription: d\n---\nnew fact")
-    report = _prepare(tmp_path, backend)  # crash recovery: memU would overwrite the edit here
+    # Crash recovery (the dead run dropped): memU would overwrite the edit here.
+    report = _prepare(tmp_path, backend, abandon_unfinished=True)
     assert report.kept_edits == 1 and path.read_text().endswith("new fact")
     pipeline.commit(_layout(tmp_path), lambda: backend, "toy")  # type: ignore[arg-type,return-value]
     assert backend.files[("memory", "prefs")]["content"] == "new fact"
@@ -219,6 +214,7 @@ def test_store_failure_during_prepare_keeps_the_previous_run_consistent(tmp_path
         raise ConnectionError("store down")
 
     with pytest.raises(ConnectionError):
-        pipeline.prepare(TOY, ToySource(tmp_path / "s"), layout, broken, environ={})
+        pipeline.prepare(TOY, ToySource(tmp_path / "s"), layout, broken, environ={}, abandon_unfinished=True)
+    assert layout.run_marker.exists()  # the previous run is still the prepared one
     assert sorted(p.read_text() for p in layout.jobs.glob("*.txt")) == jobs_before
     assert layout.cursor_pending.read_text() == pending_before

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memu_core import _events as events
 from memu_core._atomic import read_json, write_json
-from memu_core._bridge import jobs, resources, scan, selfskip, snapshot, sync
+from memu_core._bridge import jobs, resources, run, scan, selfskip, snapshot, sync
 from memu_core._bridge.lock import host_lock
 from memu_core._bridge.mine import Mined
 from memu_core._hostkit.spec import HostSpec
 from memu_core._layout import Layout
 from memu_core._log import get_logger
-from memu_core.errors import UsageError
+from memu_core.errors import Unsupported, UsageError
 from memu_core.interfaces import AgenticMemoryBackend, TranscriptSource
 
 DEFAULT_MAX_JOBS = 10
@@ -42,8 +41,12 @@ class PrepareReport:
     corrupt: int = 0
     unreadable: int = 0
     kept_edits: int = 0
+    skipped_names: int = 0
+    """Stored files left out of the mirror: a name that breaks the naming rules or two scopes share."""
     skipped_self: int = 0
     """Sessions passed over as bridging runs (memu's rule and the source's own)."""
+    run: str = ""
+    """The id of the run this prepare staged (``commit --run`` takes it)."""
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -56,6 +59,7 @@ class CommitReport:
     resources: int = 0
     forgotten: list[tuple[str, str]] = field(default_factory=list)
     promoted: bool = False
+    warnings: list[str] = field(default_factory=list)
 
 
 def verify_command(spec: HostSpec, layout: Layout) -> str:
@@ -114,14 +118,18 @@ def prepare(
     max_jobs: int = DEFAULT_MAX_JOBS,
     environ: Mapping[str, str] = os.environ,
     cwd: Path | None = None,
+    abandon_unfinished: bool = False,
 ) -> PrepareReport:
     """Mine new session turns into slices and job files; stage the cursor; mirror the store.
 
-    Emits ``memory_prepare_succeeded`` (or ``_failed``) with the session and job counts.
+    An unfinished run in the tree is refused or dropped by the rules of :mod:`._bridge.run`
+    (``abandon_unfinished`` drops it). Emits ``memory_list_succeeded`` (or ``_failed``) around
+    the store listing and, once the run marker is written, ``memory_update_started``.
     """
-    with events.step("memory_prepare", host=spec.id) as properties:
-        report = _prepare(spec, source, layout, backend, max_jobs, environ, cwd)
-        properties.update(session_count=report.sessions, job_count=report.jobs, remaining_count=report.remaining)
+    report = _prepare(spec, source, layout, backend, max_jobs, environ, cwd, abandon_unfinished)
+    # memU's update starts where the run marker is written (or the launch says bridging run).
+    if layout.run_marker.exists() or environ.get(selfskip.BRIDGING_RUN_ENV, "").strip():
+        events.update_started(host=spec.id, session_env=spec.session_id_env)
     return report
 
 
@@ -133,6 +141,7 @@ def _prepare(
     max_jobs: int,
     environ: Mapping[str, str],
     cwd: Path | None,
+    abandon_unfinished: bool = False,
 ) -> PrepareReport:
     if max_jobs < 1:
         raise UsageError(f"--max-jobs {max_jobs} is not a positive number; pass 1 or more")
@@ -142,8 +151,21 @@ def _prepare(
             "pass --session-dir with the folder that holds the host's sessions"
         )
     report = PrepareReport()
+    stale = run.stale_after(environ)
+    owner = run.owner_of(spec.session_id_env, environ)
     with host_lock(layout.lock, spec.id):
-        write_json(layout.run_marker, {"started_at": time.time(), "pid": os.getpid()})
+        unfinished = run.read(layout.run_marker)
+        if unfinished is not None:
+            note = run.may_replace(
+                unfinished,
+                owner=owner,
+                abandon=abandon_unfinished,
+                stale=stale,
+                binary=spec.binary,
+                jobs_dir=layout.jobs,
+            )
+            if note:
+                report.notes.append(note)
         skip = _self_skip(spec, source, layout, environ, cwd or Path.cwd(), report)
         cursor = read_json(layout.cursor, {})
         stage = layout.base / ".sessions.staging"
@@ -153,8 +175,15 @@ def _prepare(
             found = scan.scan(source, cursor if isinstance(cursor, dict) else {}, skip, max_jobs, stage)
             # Mirror before touching this run's files: if the store is unreachable, the previous
             # run's jobs, slices and staged cursor are all still as they were.
-            _, report.kept_edits = sync.sync(layout, backend())
+            with events.step("memory_list", host=spec.id, session_env=spec.session_id_env) as listed:
+                mirrored = sync.sync(layout, backend())
+                listed["result_count"] = mirrored.listed
+            report.kept_edits, report.skipped_names = mirrored.kept, len(mirrored.skipped)
+            report.warnings.extend(mirrored.skipped)
             log.debug("mirror synced", base=str(layout.base), kept_edits=report.kept_edits)
+            # From here the tree belongs to no run until this one's marker is written last: a
+            # crash in between leaves nothing a late commit of the replaced run could promote.
+            layout.run_marker.unlink(missing_ok=True)
             layout.cursor_pending.unlink(missing_ok=True)
             _place_slices(layout, stage, found.picked)
         finally:
@@ -163,6 +192,9 @@ def _prepare(
         report.jobs = jobs.write_jobs(layout, len(found.picked), verify_command(spec, layout))
         layout.resource_log.unlink(missing_ok=True)
         write_json(layout.cursor_pending, found.cursor, compact=True)
+        marker = run.new(report.jobs, owner, replacing=unfinished)
+        run.write(layout.run_marker, marker)
+        report.run = marker.run
         report.sessions = len(found.picked)
         report.remaining = found.remaining
         report.corrupt = found.corrupt
@@ -181,22 +213,48 @@ def _place_slices(layout: Layout, stage: Path, picked: list[Mined]) -> None:
         os.replace(stage / f"{mined.stem}_full.jsonl", layout.sessions / f"{idx}_full.jsonl")
 
 
-def commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: str) -> CommitReport:
+def commit(
+    layout: Layout,
+    backend: Callable[[], AgenticMemoryBackend],
+    host: str,
+    *,
+    run_id: str | None = None,
+    owner: str = "",
+    binary: str = "",
+    session_env: str = "",
+) -> CommitReport:
     """Store what the agent changed in the mirror, forget what it deleted, promote the cursor.
 
-    Emits ``memory_commit_succeeded`` (or ``_failed``) with the file and resource counts.
+    Only the prepared run's own commit promotes its cursor and clears its jobs: ``run_id`` (from
+    ``--run``) or ``owner`` (the agent session) naming another run is refused before anything is
+    written. With no run prepared, the mirror's edits are stored and nothing else moves. Emits
+    ``memory_commit_succeeded`` (or ``_failed``) with the file, resource and session counts, and
+    ``memory_update_succeeded`` when it closes a prepared run.
     """
-    with events.step("memory_commit", host=host) as properties:
-        report = _commit(layout, backend, host)
-        properties.update(
-            recall_file_count=len(report.files), resource_count=report.resources, forgotten_count=len(report.forgotten)
-        )
+    marker = read_json(layout.run_marker, None)  # read before the commit removes it
+    sessions = sum(1 for p in layout.sessions.glob("*.jsonl") if not p.stem.endswith("_full"))
+    with events.step("memory_commit", host=host, session_env=session_env) as properties:
+        properties["session_count"] = sessions
+        report = _commit(layout, backend, host, run_id, owner, binary or f"memu-{host}")
+        counts = {"recall_file_count": len(report.files), "resource_count": report.resources, "session_count": sessions}
+        properties.update(counts)
+    bridging = bool(os.environ.get(selfskip.BRIDGING_RUN_ENV, "").strip())
+    events.update_succeeded(marker, counts, bridging=bridging, host=host, session_env=session_env)
     return report
 
 
-def _commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: str) -> CommitReport:
+def _commit(
+    layout: Layout,
+    backend: Callable[[], AgenticMemoryBackend],
+    host: str,
+    run_id: str | None,
+    owner: str,
+    binary: str,
+) -> CommitReport:
     report = CommitReport()
     with host_lock(layout.lock, host):
+        marker = run.read(layout.run_marker)
+        run.check_commit(marker, run_id=run_id, owner=owner, binary=binary)
         baseline = snapshot.load(layout.snapshot)
         if baseline is None:
             baseline = {}
@@ -212,20 +270,21 @@ def _commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: s
                     recall_files=[doc.as_commit() for doc in change.changed.values()],
                     resource=described,
                 )
-            for track, name in change.forgotten:
-                be.forget(name, track=track)
+            report.forgotten, unsupported = _forget(be, change.forgotten)
+            if unsupported:
+                report.warnings.append(unsupported)
         report.files = [(d.track, d.name) for d in change.changed.values()]
         report.resources = len(described)
-        report.forgotten = list(change.forgotten)
         snapshot.save(layout.snapshot, snapshot.of(change.current))
-        if layout.cursor_pending.exists():
-            os.replace(layout.cursor_pending, layout.cursor)
-            report.promoted = True
-        jobs.clear(layout.jobs, "*.txt")
-        jobs.clear(layout.sessions, "*.jsonl")
-        layout.resource_log.unlink(missing_ok=True)
-        layout.resources.unlink(missing_ok=True)
-        layout.run_marker.unlink(missing_ok=True)
+        layout.resources.unlink(missing_ok=True)  # stored: describing it again would duplicate it
+        if marker is not None:  # the run's own files; without a marker they belong to no run
+            if layout.cursor_pending.exists():
+                os.replace(layout.cursor_pending, layout.cursor)
+                report.promoted = True
+            jobs.clear(layout.jobs, "*.txt")
+            jobs.clear(layout.sessions, "*.jsonl")
+            layout.resource_log.unlink(missing_ok=True)
+            layout.run_marker.unlink(missing_ok=True)
     log.debug(
         "commit stored",
         host=host,
@@ -235,6 +294,27 @@ def _commit(layout: Layout, backend: Callable[[], AgenticMemoryBackend], host: s
         cursor_promoted=report.promoted,
     )
     return report
+
+
+def _forget(be: AgenticMemoryBackend, deleted: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], str]:
+    """Forget the files deleted from the mirror; ``(forgotten, warning)``.
+
+    A backend that cannot forget at all (memU's hosted API has no such route) leaves the rest
+    stored: one warning, and the baseline still drops them, so the next run does not try again
+    and fail the same way. Every other error fails the commit as before.
+    """
+    done: list[tuple[str, str]] = []
+    for index, (track, name) in enumerate(deleted):
+        try:
+            be.forget(name, track=track)
+        except Unsupported as exc:
+            kept = ", ".join(f"{t}/{n}" for t, n in deleted[index:])
+            return (
+                done,
+                f"{kept} deleted from the mirror but still stored, and will come back with the next prepare: {exc}",
+            )
+        done.append((track, name))
+    return done, ""
 
 
 def verify_resources(layout: Layout, host: str) -> int:

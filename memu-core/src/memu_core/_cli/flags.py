@@ -196,22 +196,50 @@ FROM_DIR = Param(
     "from_dir", "Commit every *.md file under DIR (frontmatter name/description/track).", flag="--from-dir", kind=Path
 )
 AS_JSON = Param("as_json", "Print the result as JSON.", flag="--json", kind=bool, default=False)
+RETRIEVE_JSON = Param(
+    "as_json", "JSON output (already the default; memU's flag, accepted).", flag="--json", kind=bool, default=False
+)
+# memU's per-call local overrides (memu_core._cli.overrides): the store and the embedder for this
+# one command, as if the variable were exported for it. Cloud mode ignores them, as in memU.
+DB = Param("db", "Local store for this call (overrides MEMU_DB).", flag="--db")
+PROVIDER = Param("provider", "Embedding provider for this call (overrides MEMU_EMBED_PROVIDER).", flag="--provider")
+EMBED_MODEL = Param("embed_model", "Embedding model for this call (overrides MEMU_EMBED_MODEL).", flag="--embed-model")
+BASE_URL = Param("base_url", "Embedding endpoint for this call (overrides MEMU_BASE_URL).", flag="--base-url")
+API_KEY = Param(
+    "api_key",
+    "Embedding key for this call (overrides MEMU_API_KEY; other local users can read a command "
+    "line, so prefer the variable).",
+    flag="--api-key",
+)
+LOCAL_OVERRIDES = (DB, PROVIDER, EMBED_MODEL, BASE_URL, API_KEY)
 NAME = Param("name", "Name of the recall file to delete.", required=True)
 TRACK = Param("track", "Its track.", flag="--track", default="memory")
 BASE_DIR = Param("base_dir", "Working tree (default {host_tree}).", flag="--base-dir")
 SESSION_DIR = Param("session_dir", "Session logs (default {session_dir}).", flag="--session-dir", default="")
 MAX_JOBS = Param("max_jobs", "Sessions to mine this run.", flag="--max-jobs", kind=int, default=10)
+ABANDON = Param(
+    "abandon_unfinished",
+    "Drop an unfinished run whose agent is gone (its sessions are offered again).",
+    flag="--abandon-unfinished",
+    kind=bool,
+    default=False,
+)
+RUN_ID = Param("run_id", "Commit only if RUN (printed by prepare) is still the prepared run.", flag="--run")
 
 RETRIEVE = Command(
     "retrieve",
     "Search memory; prints segments, files and resources as JSON.",
-    (QUERY, TOP_K, TRACKS, USER_ID, AGENT_ID),
+    (QUERY, TOP_K, TRACKS, USER_ID, AGENT_ID, RETRIEVE_JSON, *LOCAL_OVERRIDES),
 )
 COMMIT = Command(
-    "commit", "Store recall files and resources (unchanged ones cost nothing).", (PAYLOAD, FROM_DIR, AS_JSON)
+    "commit",
+    "Store recall files and resources (unchanged ones cost nothing).",
+    (PAYLOAD, FROM_DIR, AS_JSON, *LOCAL_OVERRIDES),
 )
 LIST_FILES = Command(
-    "list-files", "List every recall file (follows the cursor to the end).", (AS_JSON, USER_ID, AGENT_ID)
+    "list-files",
+    "List every recall file (follows the cursor to the end).",
+    (AS_JSON, USER_ID, AGENT_ID, *LOCAL_OVERRIDES),
 )
 FORGET = Command("forget", "Delete a recall file and everything indexed from it.", (NAME, TRACK, USER_ID, AGENT_ID))
 
@@ -221,9 +249,11 @@ HOST_RETRIEVE = Command(
 HOST_PREPARE = Command(
     "prepare",
     "Mine new session turns into job files for the agent (cursor staged until commit).",
-    (BASE_DIR, SESSION_DIR, MAX_JOBS, AS_JSON),
+    (BASE_DIR, SESSION_DIR, MAX_JOBS, AS_JSON, ABANDON),
 )
-HOST_COMMIT = Command("commit", "Store what the agent changed in the mirror and advance the cursor.", (BASE_DIR,))
+HOST_COMMIT = Command(
+    "commit", "Store what the agent changed in the mirror and advance the cursor.", (BASE_DIR, RUN_ID)
+)
 HOST_VERIFY = Command(
     "verify-resources", "Keep the touched files that exist and write them to resources.md for describing.", (BASE_DIR,)
 )

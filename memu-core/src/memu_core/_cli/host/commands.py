@@ -33,7 +33,14 @@ def _layout(spec: HostSpec, base_dir: str | None):  # type: ignore[no-untyped-de
     return Layout.at(base_dir or spec.default_base(), spec.id)
 
 
-def run_prepare(spec: HostSpec, base_dir: str | None, session_dir: str, max_jobs: int, as_json: bool = False) -> None:
+def run_prepare(
+    spec: HostSpec,
+    base_dir: str | None,
+    session_dir: str,
+    max_jobs: int,
+    as_json: bool = False,
+    abandon_unfinished: bool = False,
+) -> None:
     """``prepare``: mine, stage, print the report (lines, or one JSON object with ``--json``)."""
     from memu_core._bridge import pipeline
     from memu_core.errors import UsageError
@@ -44,8 +51,23 @@ def run_prepare(spec: HostSpec, base_dir: str | None, session_dir: str, max_jobs
 
     layout = _layout(spec, base_dir)
     source = spec.make_source(session_dir or None)
-    report = pipeline.prepare(spec, source, layout, open_backend, max_jobs=max_jobs)
+    report = pipeline.prepare(
+        spec, source, layout, open_backend, max_jobs=max_jobs, abandon_unfinished=abandon_unfinished
+    )
     _refresh_instruction(spec, report)
+    try:
+        _print_prepare(spec, layout, report, as_json)
+    finally:
+        _flush_events()  # memU's flush point: the end of prepare (bounded; never fails it)
+
+
+def _flush_events() -> None:
+    from memu_core import _events
+
+    _events.flush()
+
+
+def _print_prepare(spec: HostSpec, layout: Any, report: PrepareReport, as_json: bool) -> None:
     if as_json:
         from dataclasses import asdict
 
@@ -57,7 +79,7 @@ def run_prepare(spec: HostSpec, base_dir: str | None, session_dir: str, max_jobs
         _warn(f"warning: {w}")
     for n in report.notes:
         _say(n)
-    _say(f"prepared {report.sessions} session(s) -> {report.jobs} job(s) in {layout.jobs}")
+    _say(f"prepared {report.sessions} session(s) -> {report.jobs} job(s) in {layout.jobs} (run {report.run})")
     if report.sessions == 0:
         _say("no new session turns since the last run; nothing to mine")
     if report.remaining:
@@ -85,12 +107,21 @@ def _refresh_instruction(spec: HostSpec, report: PrepareReport) -> None:
         report.warnings.append(f"could not refresh the retrieval procedure ({exc})")
 
 
-def run_commit(spec: HostSpec, base_dir: str | None) -> None:
+def run_commit(spec: HostSpec, base_dir: str | None, run_id: str | None = None) -> None:
     """``commit``: store the agent's changes, print what was stored and forgotten."""
-    from memu_core._bridge import pipeline
+    import os
+
+    from memu_core._bridge import pipeline, run
     from memu_core._bridge.backend import open_backend
 
-    report = pipeline.commit(_layout(spec, base_dir), open_backend, spec.id)
+    owner = run.owner_of(spec.session_id_env, os.environ)
+    layout = _layout(spec, base_dir)
+    report = pipeline.commit(
+        layout, open_backend, spec.id, run_id=run_id, owner=owner, binary=spec.binary, session_env=spec.session_id_env
+    )
+    _flush_events()  # memU's flush point: a successful commit (a failed one flushes in the shell)
+    for w in report.warnings:
+        _warn(f"warning: {w}")
     if not report.files and not report.resources and not report.forgotten:
         _say("nothing to commit")
         return
@@ -119,15 +150,18 @@ def run_retrieve(spec: HostSpec, query: str) -> None:
     from memu_core import _events as events
     from memu_core._serve.fastpath import host_retrieve
 
-    with events.step("memory_search", host=spec.id) as properties:
-        if host_retrieve(spec, query):
-            properties["warm"] = True
+    # One event per turn, spooled by the sink and never flushed here: the turn stays O(1).
+    with events.step("memory_search", host=spec.id, session_env=spec.session_id_env) as properties:
+        properties["result_count"] = 0
+        warm = host_retrieve(spec, query)
+        if warm is not None:
+            properties["result_count"] = events.result_count(warm)
             return
         from memu_core._bridge.backend import open_backend
         from memu_core._retrieve_output import locate_in_mirror, render, shape_for_agent
 
         result = open_backend().progressive_retrieve(query)
-        properties.update(warm=False, result_count=events.result_count(result))
+        properties["result_count"] = events.result_count(result)
         _say(render(shape_for_agent(result, locate_in_mirror(spec.default_base()))))
 
 
