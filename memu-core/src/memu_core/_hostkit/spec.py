@@ -49,6 +49,10 @@ class HostSpec:
     """Scheduled-task names earlier releases used (guides remove them on upgrade)."""
     schedule_command: str = ""
     """How a scheduler launches the host headless (``claude -p {prompt}``); empty for native."""
+    schedule_backend: str = ""
+    """``os`` when ``schedule install`` registers the run with the platform's scheduler,
+    ``native`` when the agent schedules it itself (the verb then prints the steps); empty means
+    ``os`` with a ``schedule_command`` and ``native`` without."""
     extra_commands: Callable[[typer.Typer, HostSpec], None] | None = field(default=None, compare=False)
     """Deprecated, still honoured for one release: add host-only verbs by implementing
     ``memu_register_host_commands(spec, app)`` in the host's plugin module instead."""
@@ -67,6 +71,13 @@ class HostSpec:
     def all_task_names(self) -> tuple[str, ...]:
         """The current task name followed by the former ones."""
         return (self.task_name, *self.former_task_names)
+
+    @property
+    def scheduled_by_os(self) -> bool:
+        """Whether ``schedule install`` registers this host's run with the OS scheduler."""
+        if self.schedule_backend:
+            return self.schedule_backend == "os"
+        return bool(self.schedule_command)
 
     @property
     def verify_command(self) -> str:

@@ -11,5 +11,7 @@ SPEC = HostSpec(
     package="memu_host_generic",
     session_dir="",  # no default: --session-dir is required
     instruction_path="./AGENTS.md",
+    # Scheduled by the OS like Claude Code, with the agent's command given at install time.
+    schedule_backend="os",
 )
 """``memu-agent``: any JSONL-logging agent, sniffed per record; ``detect`` finds agents."""

@@ -49,17 +49,26 @@ def build_host_app(spec: HostSpec, *, third_party: bool = False) -> "typer.Typer
 
 def add_shared_commands(spec: HostSpec, app: "typer.Typer") -> None:
     """memu-core's part of every host binary: the shared verbs and ``init``/``config``."""
-    from memu_core._events import emit
-
     add_host_verbs(spec, app)
+    from memu_core._schedule.commands import add_schedule_commands
+
+    add_schedule_commands(spec, app)
     try:
         from memu_core._config.commands import build_config_commands
     except ImportError:
         pass  # settings not installed yet: the other verbs still work
     else:
-        build_config_commands(app, spec.binary, after_init=lambda: emit("cli_install_started", host=spec.id))
+        build_config_commands(app, spec.binary, after_init=partial(_install_started, spec))
     if spec.extra_commands is not None:  # deprecated: hosts add extras through memu_register_host_commands
         spec.extra_commands(app, spec)
+
+
+def _install_started(spec: HostSpec) -> None:
+    # After init's write, so the event carries the client id init just printed; then deliver.
+    from memu_core import _events
+
+    _events.emit("cli_install_started", host=spec.id, session_env=spec.session_id_env)
+    _events.flush()
 
 
 def _build(spec: HostSpec, args: Sequence[str]) -> "typer.Typer":
@@ -151,11 +160,60 @@ def add_host_verbs(spec: HostSpec, app: "typer.Typer") -> None:
     @app.command()
     def docs(topic: Annotated[str, typer.Argument(help=" | ".join(GUIDES))]) -> None:
         """Print a guide: install, task (the scheduled bridging task) or uninstall."""
+        from memu_core import _events
         from memu_core._bridge import guides
-        from memu_core._events import emit
 
         sys.stdout.write(guides.load(spec, topic))
-        emit(f"{topic}_guide_opened", host=spec.id)
+        if topic in ("install", "uninstall"):  # memU records these two; the task guide, nothing
+            _events.emit(f"{topic}_guide_opened", host=spec.id, session_env=spec.session_id_env)
+            _events.flush()
+
+    add_report_verbs(spec, app)
+
+
+def add_report_verbs(spec: HostSpec, app: "typer.Typer") -> None:
+    """``report install|uninstall|error|flush``: what the guides ask the agent to report."""
+    import typer
+
+    from memu_core._cli.apps import sub_app
+
+    report = sub_app("Report install, uninstall or a failure (recorded only when telemetry is on).")
+    app.add_typer(report, name="report")
+
+    @report.command("install")
+    def report_install() -> None:
+        """Record that the agent finished installing memu, and deliver the spool."""
+        from memu_core._cli.host import report as body
+
+        body.record(spec, "cli_install_succeeded")
+
+    @report.command("uninstall")
+    def report_uninstall() -> None:
+        """Record that the agent is uninstalling memu (run it before removing the package)."""
+        from memu_core._cli.host import report as body
+
+        body.record(spec, "cli_uninstall_succeeded")
+
+    @report.command("error")
+    def report_error(
+        stage: Annotated[str, typer.Option("--stage", help="install, uninstall, remember, retrieve or other.")],
+        detail: Annotated[str, typer.Option("--detail", help="What failed, in a sentence (scrubbed, capped).")] = "",
+    ) -> None:
+        """Record a failure the agent met; the same report is recorded once an hour."""
+        from memu_core._cli.host import report as body
+        from memu_core.events import STAGES
+
+        if stage not in STAGES:
+            raise typer.BadParameter(f"{stage!r} is not a stage; use one of {', '.join(STAGES)}", param_hint="--stage")
+
+        body.error(spec, stage, detail)
+
+    @report.command("flush")
+    def report_flush() -> None:
+        """Deliver the spooled events now."""
+        from memu_core._cli.host import report as body
+
+        body.flush()
 
 
 def _report_removal(changes: list[Any], path: str) -> None:
@@ -189,5 +247,12 @@ def run_host(host: HostSpec | str, argv: list[str] | None = None) -> int:
         spec = found[0]
     else:
         spec = host
-    binary = Binary(spec.binary, partial(_build, spec), distribution=distribution_of(spec), fast=partial(fast, spec))
+    binary = Binary(
+        spec.binary,
+        partial(_build, spec),
+        distribution=distribution_of(spec),
+        fast=partial(fast, spec),
+        host=spec.id,
+        session_env=spec.session_id_env,
+    )
     return run(binary, argv)
