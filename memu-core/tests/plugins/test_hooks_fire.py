@@ -233,8 +233,9 @@ def test_memu_register_template_resolvers(memu_home: Path) -> None:
         priority: ClassVar[int] = 10
 
         def resolve(self, name: str) -> str | None:
-            if name == "memory-job":
-                return "CUSTOM memory job: read {input_path}, write into {track_dir}\n"
+            if name == "memory-job":  # at memu's own version: the lower priority number wins the tie
+                header = "<!-- memu-template memory-job v1 -->\n"
+                return header + "CUSTOM memory job: read {input_path}, write into {track_dir}\n"
             if name == "skill-job":
                 return "an answer missing its placeholders is skipped {nope}"
             return None

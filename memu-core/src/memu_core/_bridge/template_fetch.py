@@ -25,6 +25,11 @@ class FetchError(Exception):
     """A template could not be read from its server; the message says which URL and why."""
 
 
+class Skipped(FetchError):
+    """The server was found unreachable earlier in this process; it was not asked again (and
+    the note about it was said then)."""
+
+
 class NotPublished(FetchError):
     """The server answered 404: the file is not there (an unsigned template has no ``.sig``)."""
 
@@ -62,7 +67,7 @@ def get(url: str) -> bytes:
 
     origin = _origin(url)
     if origin in _unreachable:
-        raise FetchError(f"{url}: skipped, {origin} was unreachable earlier ({_unreachable[origin]})")
+        raise Skipped(f"{url}: skipped, {origin} was unreachable earlier ({_unreachable[origin]})")
     request = urllib.request.Request(url, headers={"User-Agent": "memu-templates"})
     try:
         with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as resp:
@@ -93,4 +98,15 @@ def text(data: bytes, url: str) -> str:
         raise FetchError(f"{url}: not UTF-8 text") from None
 
 
-__all__ = ["FETCH_TIMEOUT", "MAX_BYTES", "FetchError", "NotPublished", "forget", "get", "note", "notes", "text"]
+__all__ = [
+    "FETCH_TIMEOUT",
+    "MAX_BYTES",
+    "FetchError",
+    "NotPublished",
+    "Skipped",
+    "forget",
+    "get",
+    "note",
+    "notes",
+    "text",
+]

@@ -80,6 +80,8 @@ class ServerTemplates(TemplateResolver):
             served = tt.read(name, self.name, text)
             signature = self._signature(url) if signing.configured_keys() else None
             _check_signature(data, signature)
+        except fetch.Skipped:
+            return None
         except (fetch.FetchError, signing.SignatureProblem) as exc:
             fetch.note(f"template {name}: {exc}; using the next source")
             return None
