@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 SOAK = os.environ.get("MEMU_SOAK", "").strip() not in ("", "0")
+SCALE = float(os.environ.get("MEMU_SOAK_SCALE", "1"))
+"""Multiplies every soak count (``0.25`` for a quick soak, ``2`` for a long one)."""
 SEED = int(os.environ.get("MEMU_SOAK_SEED", "20260820"))
 RUN_TIMEOUT = 180.0
 """Seconds any one memu subprocess may take before the test fails (a hang is a failure too)."""
@@ -32,7 +34,7 @@ RUN_TIMEOUT = 180.0
 
 def count(bounded: int, soak: int) -> int:
     """How many cycles to run: ``bounded`` in the normal suite, ``soak`` under ``MEMU_SOAK=1``."""
-    return soak if SOAK else bounded
+    return max(1, round(soak * SCALE)) if SOAK else bounded
 
 
 def rng(name: str) -> random.Random:
