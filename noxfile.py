@@ -67,3 +67,20 @@ def bench(session: nox.Session) -> None:
     """Every benchmark under tests/bench; prints median and min-max per figure."""
     session.install("-r", "requirements-dev.txt")
     session.run("python", "tests/bench/run_all.py", *session.posargs, env=OFFLINE)
+
+
+@nox.session(python="3.11")
+def soak(session: nox.Session) -> None:
+    """tests/reliability at full counts (MEMU_SOAK=1): 200 killed commits, 200 killed bridging
+    cycles, 50 killed reindexes, 50 servers killed mid-commit, the concurrency rounds, and the
+    hostile-input and redaction tests with many more examples. Each test's figures (attempts,
+    kills, refusals, failures, records lost and doubled) are printed at the end.
+    ``MEMU_SOAK_SCALE`` scales the counts, ``MEMU_SOAK_SEED`` changes the kill moments. Takes
+    tens of minutes."""
+    session.install("-r", "requirements-dev.txt")
+    report = session.create_tmp() + "/soak-report"
+    env = {**OFFLINE, "MEMU_SOAK": "1", "MEMU_RELIABILITY_REPORT": report}
+    try:
+        session.run("python", "-m", "pytest", "tests/reliability", "-p", "no:randomly", *session.posargs, env=env)
+    finally:
+        session.run("python", "tests/reliability/figures.py", report, env=env)
