@@ -12,7 +12,7 @@ import typer
 
 BUILTIN_COMMANDS = frozenset(
     {"commit", "retrieve", "search", "list-files", "forget", "plugins", "doctor", "reindex", "db", "init", "config"}
-    | {"serve", "mcp"}
+    | {"serve", "mcp", "templates"}
 )
 """Every built-in command (a test keeps this in step with the app). Plugin commands load only
 when the command line names none of these: a built-in never waits for third-party imports."""
@@ -101,6 +101,10 @@ def add_builtin_commands(app: typer.Typer) -> None:
     register_serve(app)
     register_mcp(app)
 
+    from memu_core._cli.templates_cmds import register as register_templates
+
+    register_templates(app)
+
 
 def _memory_command(name: str) -> Callable[..., None]:
     """The body of a memory command, imported when the command runs: ``memu --help`` and the
@@ -115,6 +119,7 @@ def _memory_command(name: str) -> Callable[..., None]:
 
 
 def _install_started() -> None:
-    from memu_core._events import emit
+    from memu_core import _events
 
-    emit("cli_install_started")
+    _events.emit("cli_install_started")
+    _events.flush()
