@@ -46,6 +46,11 @@ class EmbeddingError(MemuError):
     """The embedder failed: network, authentication, or a malformed answer."""
 
 
+class Unsupported(MemuError):
+    """The backend cannot do this at all (a server without the route): no retry will help, and a
+    batch that can do without it (``commit`` forgetting deleted files) carries on with a warning."""
+
+
 class LockBusy(MemuError):
     """Another memu run holds the lock this command needs. Exit code 3."""
 

@@ -18,7 +18,14 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from memu_backend_cloud import retry
-from memu_backend_cloud.errors import CloudServiceError, CloudTransportError, error_for
+from memu_backend_cloud.errors import (
+    NO_ROUTE_STATUS,
+    CloudError,
+    CloudServiceError,
+    CloudTransportError,
+    CloudUnsupportedError,
+    error_for,
+)
 from memu_core.errors import ConfigError, UsageError
 from memu_core.interfaces import AgenticMemoryBackend
 
@@ -186,15 +193,29 @@ class CloudBackend(AgenticMemoryBackend):
         }
         return self._call("POST", self.collection_url, json=body)
 
-    def forget(
-        self, name: str, *, track: str = "memory", user: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """``POST /api/v4/memory/forget`` (memu-server; memU's hosted API has no forget route)."""
+    def forget(self, name: str, *, track: str = "memory", user: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``POST /api/v4/memory/forget`` (memu-server; memU's hosted API has no forget route).
+
+        A server without the route (404/405/501) raises :class:`CloudUnsupportedError`, an
+        :class:`~memu_core.errors.Unsupported`: a host ``commit`` then keeps going with one
+        warning instead of failing on every run. Any other failure keeps its own error.
+        """
         if not isinstance(name, str) or not name.strip():
             raise UsageError("forget needs the name of a recall file")
         scope = self._scope(user, "user", _USER_FIELDS)
         body = {"name": name.strip(), "track": track or "memory", "user": scope}
-        return self._call("POST", self.base_url + "forget", json=body)
+        try:
+            return self._call("POST", self.base_url + "forget", json=body)
+        except CloudError as exc:
+            if exc.status_code not in NO_ROUTE_STATUS:
+                raise
+            raise CloudUnsupportedError(
+                f"cloud memory at {self.base_url} cannot forget a recall file (no forget route, "
+                f"{exc.status_code}; memU's hosted API has none): delete it in memU's console, "
+                "or serve memory with memu-server",
+                status_code=exc.status_code,
+                code=exc.code,
+            ) from exc
 
     # -- transport ----------------------------------------------------------------------------
     def _call(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
@@ -203,11 +224,7 @@ class CloudBackend(AgenticMemoryBackend):
 
         def wait(state: Any) -> float:
             failure = state.outcome.exception() if state.outcome else None
-            headers = (
-                failure.response.headers
-                if isinstance(failure, _Retry) and failure.response is not None
-                else None
-            )
+            headers = failure.response.headers if isinstance(failure, _Retry) and failure.response is not None else None
             return retry.delay(state.attempt_number, headers)
 
         def attempt() -> Any:

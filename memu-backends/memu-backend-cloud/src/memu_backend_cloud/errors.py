@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memu_core.errors import MemuError, UsageError
+from memu_core.errors import MemuError, Unsupported, UsageError
 
 
 class CloudError(MemuError):
@@ -39,6 +39,14 @@ class CloudTransportError(CloudError):
 
 class CloudServiceError(CloudError):
     """Any other failure: 404, 5xx after retries, or an answer that is not a JSON object."""
+
+
+class CloudUnsupportedError(CloudServiceError, Unsupported):
+    """404/405/501 from a route memu adds to memU's API (``forget``): the server lacks it."""
+
+
+NO_ROUTE_STATUS = frozenset({404, 405, 501})
+"""How a server says it has no such route (memU's hosted API answers 404 for ``forget``)."""
 
 
 _BY_STATUS: dict[int, tuple[type[CloudError], str]] = {
