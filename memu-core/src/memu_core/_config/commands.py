@@ -42,6 +42,8 @@ BASE_URL = "MEMU_BASE_URL"
 CLOUD_API_KEY = "MEMU_CLOUD_API_KEY"
 CLOUD_BASE_URL = "MEMU_CLOUD_BASE_URL"
 CLIENT_ID = "MEMU_CLIENT_ID"
+USER_ID = "MEMU_USER_ID"
+AGENT_ID = "MEMU_AGENT_ID"
 
 IDENTITY_KEYS = (DB, EMBED_PROVIDER, EMBED_MODEL)
 """Keys whose change strands existing vectors; everything else is a freely repairable connection."""
@@ -90,9 +92,7 @@ def protection(values: Mapping[str, str]) -> str | None:
     """
     if effective_mode(values) == "cloud":
         return (
-            "this machine already stores a memU Cloud key (MEMU_CLOUD_API_KEY)"
-            if values.get(CLOUD_API_KEY)
-            else None
+            "this machine already stores a memU Cloud key (MEMU_CLOUD_API_KEY)" if values.get(CLOUD_API_KEY) else None
         )
     return "this machine already has a local store configured (MEMU_DB)" if values.get(DB) else None
 
@@ -330,15 +330,45 @@ def run_config(
         elif new_key or stored:
             rows.append(row("key", "set"))
         else:
-            rows.append(
-                row("key", f"unset — cloud memory needs one; `{binary} doctor` fails until it is set")
-            )
+            rows.append(row("key", f"unset — cloud memory needs one; `{binary} doctor` fails until it is set"))
+        scope = _record_key_scope(current, updates)
+        if scope:
+            rows.append(scope)
     if minted:
         rows.append(row("client", short_id(client) + " (generated)"))
     rows.append(_write(path, updates))
     rows.append(f"ready — verify with `{binary} doctor`")
     _emit(out, rows)
     return 0
+
+
+def _record_key_scope(current: Mapping[str, str], updates: dict[str, str]) -> str:
+    """Ask the server which scope the cloud key is bound to and record it; the ``scope`` row.
+
+    memu-server answers (``GET …/whoami``), and the scope goes to ``MEMU_USER_ID`` (and
+    ``MEMU_AGENT_ID`` for an agent-bound key), so this machine's requests name the key's own
+    scope. memU's hosted API has no such route: the scope stays as it was, and the row says why.
+    """
+    key = updates.get(CLOUD_API_KEY) or current.get(CLOUD_API_KEY, "")
+    if not key.strip():
+        return ""
+    kept = f"{current.get(USER_ID) or 'default'} (kept)"
+    base = updates.get(CLOUD_BASE_URL) or current.get(CLOUD_BASE_URL) or DEFAULT_CLOUD_BASE_URL
+    if base.strip().rstrip("/") == DEFAULT_CLOUD_BASE_URL.rstrip("/"):
+        return row("scope", f"{kept} — memU's hosted API does not report a key's scope")
+    from memu_core._config import keyscope
+
+    found = keyscope.ask(base, key, proxy=resolve.lookup("MEMU_HTTP_PROXY"))
+    if found.note:
+        return row("scope", f"{kept} — {found.note}")
+    if found.user_id is None:
+        return row("scope", f"{kept} — the key is not bound to a scope")
+    updates[USER_ID] = found.user_id
+    shown = f"user {found.user_id}"
+    if found.agent_id is not None:
+        updates[AGENT_ID] = found.agent_id
+        shown += f", agent {found.agent_id}"
+    return row("scope", f"{shown} (the key's, recorded)")
 
 
 def run_config_show(binary: str, out: TextIO, err: TextIO) -> int:
@@ -360,9 +390,7 @@ def run_config_show(binary: str, out: TextIO, err: TextIO) -> int:
             rows.append(row("mode", declared))
         elif raw_mode:
             shown = raw_mode if len(raw_mode) <= 20 else raw_mode[:20] + "…"
-            rows.append(
-                row("mode", f"invalid ({shown!r}) — fix it with `{binary} config --local` or `--cloud`")
-            )
+            rows.append(row("mode", f"invalid ({shown!r}) — fix it with `{binary} config --local` or `--cloud`"))
         else:
             rows.append(row("mode", "local (not declared; a file without a mode is local)"))
         if effective_mode(values) == "cloud":
@@ -395,9 +423,7 @@ def _set(value: str | None) -> str:
     return "set" if value else "unset"
 
 
-def build_config_commands(
-    app: typer.Typer, binary: str, *, after_init: Callable[[], None] | None = None
-) -> None:
+def build_config_commands(app: typer.Typer, binary: str, *, after_init: Callable[[], None] | None = None) -> None:
     """Mount ``init`` and ``config`` on ``app``; ``binary`` names the command in next-step lines.
 
     ``after_init`` is passed to :func:`run_init` as ``after_write`` (a host records its
