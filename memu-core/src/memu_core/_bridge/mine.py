@@ -35,6 +35,8 @@ class Mined:
     records: int = 0
     corrupt: int = 0
     redacted: int = 0
+    error: str = ""
+    """Why the session could not be read (``entry`` is then ``None``)."""
 
 
 Task = tuple[str, SessionFile, "dict[str, Any] | None", str]
@@ -47,7 +49,11 @@ def mine_one(source: TranscriptSource, stage: Path, task: Task) -> Mined:
     out = Mined(key, session, stem)
     try:
         read = source.read_incremental(session, previous)
-    except TranscriptReadError:
+    except TranscriptReadError as exc:
+        out.error = str(exc)
+        return out
+    except Exception as exc:  # a hostile file or a source bug costs this session, never the run
+        out.error = f"could not read {session.path}: {type(exc).__name__}: {exc}"
         return out
     last = read.last_timestamp or (previous.get("last_timestamp") if previous else None)
     out.entry = {**read.cursor, "last_timestamp": last}
@@ -56,8 +62,8 @@ def mine_one(source: TranscriptSource, stage: Path, task: Task) -> Mined:
     if read.records:
         kept = [r for r in read.records if r.kind is not RecordKind.OTHER]
         redactor = Redactor()
-        # One pass over the session's text: rules never cross a line, so lines stay aligned.
-        lines = redactor("\n".join(r.text for r in kept)).split("\n") if kept else []
+        # One pass over the session: each record comes back as one line, still valid JSON.
+        lines = redactor.lines([r.text for r in kept])
         conv = [line for line, r in zip(lines, kept, strict=True) if r.kind is RecordKind.MESSAGE]
         _write(stage / f"{stem}.jsonl", conv)
         _write(stage / f"{stem}_full.jsonl", lines)
