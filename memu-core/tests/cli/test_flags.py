@@ -84,7 +84,13 @@ def test_the_fast_parser_leaves_anything_unusual_to_typer(args: list[str]) -> No
 
 
 def test_values_are_converted_as_declared() -> None:
-    assert flags.COMMIT.parse(["--from-dir", "d"]) == {"payload": None, "from_dir": Path("d"), "as_json": False}
+    overrides = dict.fromkeys(("db", "provider", "embed_model", "base_url", "api_key"))
+    assert flags.COMMIT.parse(["--from-dir", "d"]) == {
+        "payload": None,
+        "from_dir": Path("d"),
+        "as_json": False,
+        **overrides,
+    }
     assert flags.HOST_PREPARE.parse([]) == {"base_dir": None, "session_dir": "", "max_jobs": 10, "as_json": False}
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memu_core import _events as events
+from memu_core._cli import overrides
 from memu_core._cli.output import print_json
 from memu_core.errors import UsageError
 
@@ -20,21 +21,36 @@ def _where(user_id: str | None, agent_id: str | None) -> dict[str, str]:
     return {k: v for k, v in (("user_id", user_id), ("agent_id", agent_id)) if v}
 
 
-def commit(*, payload: str | None, from_dir: Path | None, as_json: bool) -> None:
-    """``memu commit PAYLOAD|--from-dir DIR [--json]``."""
+def commit(*, payload: str | None, from_dir: Path | None, as_json: bool, **local: str | None) -> None:
+    """``memu commit PAYLOAD|--from-dir DIR [--json]`` (``local``: memU's ``--db``… overrides)."""
+    overrides.apply(**local)
     run_commit(payload, from_dir, as_json)
 
 
 def retrieve(
-    *, query: str, top_k: int | None, track: list[str] | None, user_id: str | None, agent_id: str | None
+    *,
+    query: str,
+    top_k: int | None,
+    track: list[str] | None,
+    user_id: str | None,
+    agent_id: str | None,
+    as_json: bool = False,
+    **local: str | None,
 ) -> None:
-    """``memu retrieve QUERY ...``: the warm server's answer when one is up, else the engine here."""
+    """``memu retrieve QUERY ...``: the warm server's answer when one is up, else the engine here.
+
+    ``as_json`` is memU's ``--json``: the output is JSON either way. ``local`` holds memU's
+    ``--db``/``--provider``/``--embed-model``/``--base-url``/``--api-key`` overrides; with any
+    of them the warm server answers only if its handshake shows the very same store and
+    embedder, and none is started for them.
+    """
     where = _where(user_id, agent_id)
+    overridden = overrides.apply(**local)
     with events.step("memory_search") as properties:
         if query.strip():
             from memu_core._serve.client import warm_retrieve
 
-            warm = warm_retrieve(query, where or None, top_k=top_k, tracks=track or None)
+            warm = warm_retrieve(query, where or None, top_k=top_k, tracks=track or None, autostart=not overridden)
             if warm is not None:
                 properties.update(warm=True, result_count=events.result_count(warm))
                 print_json(warm)
@@ -42,8 +58,9 @@ def retrieve(
         properties.update(warm=False, result_count=run_retrieve(query, top_k=top_k, tracks=track, where=where))
 
 
-def list_files(*, as_json: bool, user_id: str | None, agent_id: str | None) -> None:
-    """``memu list-files [--json]``."""
+def list_files(*, as_json: bool, user_id: str | None, agent_id: str | None, **local: str | None) -> None:
+    """``memu list-files [--json]`` (``local``: memU's ``--db``… overrides)."""
+    overrides.apply(**local)
     run_list_files(as_json, _where(user_id, agent_id))
 
 
