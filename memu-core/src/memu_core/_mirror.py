@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memu_core import _markdown
+from memu_core.names import name_problem
 
-_UNSAFE = re.compile(r"[\s/\\:*?\"<>|]+")
+_UNSAFE = re.compile(r"[\s/\\:*?\"<>|\x00-\x1f\x7f]+")
+_TAG_CHARS = 10
+# 255 bytes per file name on every common file system, less "~" + the tag + ".md".
+_MAX_STEM_BYTES = 255 - 1 - _TAG_CHARS - 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +61,108 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def file_name(name: str) -> str:
-    """The mirror file name of a recall file: path-unsafe characters become ``-``."""
+def _stem(name: str) -> str:
     stem = _UNSAFE.sub("-", name.strip()).strip("-.") or "untitled"
-    return f"{stem}.md"
+    # Whole characters only, so the file name stays valid UTF-8 within the file system's limit.
+    while len(stem.encode("utf-8")) > _MAX_STEM_BYTES:
+        stem = stem[:-1]
+    return stem
+
+
+def file_name(name: str) -> str:
+    """The readable mirror file name of a recall file: path-unsafe characters become ``-``.
+
+    Two names can share it ("deploy notes" and "deploy-notes"); :func:`place` decides which one
+    gets it and gives the other :func:`tagged_name`.
+    """
+    return f"{_stem(name)}.md"
+
+
+def tagged_name(name: str) -> str:
+    """The readable stem plus a tag derived from the whole name: unique to ``name``."""
+    tag = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:_TAG_CHARS]
+    return f"{_stem(name)}~{tag}.md"
+
+
+def candidates(name: str) -> tuple[str, str]:
+    """The two file names ``name`` may have in the mirror, preferred first."""
+    return (file_name(name), tagged_name(name))
+
+
+def file_key(rel: str) -> str:
+    """What a file system compares when it looks a relative path up: case and Unicode form folded
+    (macOS and Windows mirrors treat "Deploy.md" and "deploy.md" as one file)."""
+    return unicodedata.normalize("NFC", rel).casefold()
+
+
+Identity = tuple[str, str]
+"""``(track, name)``: a recall file's identity in the mirror."""
+
+
+@dataclass(slots=True)
+class Placement:
+    """Where each recall file goes in the mirror, and which ones cannot go anywhere."""
+
+    rel: dict[Identity, str] = field(default_factory=dict)
+    """``"<track>/<file>.md"`` by identity."""
+    bad: list[tuple[Identity, str]] = field(default_factory=list)
+    """Identities whose name breaks a naming rule, with the rule."""
+    clashing: list[Identity] = field(default_factory=list)
+    """Identities left out because both their file names were taken (a name held twice)."""
+
+
+def place(
+    identities: Iterable[Identity],
+    edits: Iterable[tuple[str, Identity | None]] = (),
+    previous: Iterable[tuple[str, Identity]] = (),
+) -> Placement:
+    """The one mapping from stored names to mirror files: no two files share a path on any system.
+
+    ``edits`` are files the agent changed and has not committed, with the name inside them
+    (``None`` when unreadable): their paths are never given to another name, and a stored name
+    one of them holds stays there, so the edit is what the next commit sends. ``previous`` is the
+    last mirror: a name keeps the file it had, so it never moves once mirrored. A name with
+    neither takes its readable file name, or its tagged one when that is taken; exact names (the
+    file name reads back as the name) choose first, so of two new names "deploy-notes" gets
+    ``deploy-notes.md`` and "deploy notes" the tagged file.
+    """
+    out = Placement()
+    wanted: dict[Identity, None] = {}
+    for ident in identities:
+        problem = name_problem(ident[1])
+        if problem is not None:
+            out.bad.append((ident, problem))
+        elif ident in wanted:
+            out.clashing.append(ident)  # the same name in another scope: one mirror file
+        else:
+            wanted[ident] = None
+    taken: set[str] = set()
+    for rel, owner in edits:
+        taken.add(file_key(rel))
+        if owner in wanted and owner not in out.rel:
+            out.rel[owner] = rel
+    for rel, owner in previous:
+        track, name = owner
+        if (
+            owner in wanted
+            and owner not in out.rel
+            and file_key(rel) not in taken
+            and rel.startswith(f"{track}/")
+            and rel.split("/", 1)[1] in candidates(name)
+        ):
+            taken.add(file_key(rel))
+            out.rel[owner] = rel
+    fresh = sorted((i for i in wanted if i not in out.rel), key=lambda i: (_stem(i[1]) != i[1], i))
+    for track, name in fresh:
+        for candidate in candidates(name):
+            rel = f"{track}/{candidate}"
+            if file_key(rel) not in taken:
+                taken.add(file_key(rel))
+                out.rel[(track, name)] = rel
+                break
+        else:
+            out.clashing.append((track, name))
+    return out
 
 
 def from_markdown(doc: _markdown.MarkdownDoc, track: str, path: Path) -> RecallDoc:

@@ -94,17 +94,21 @@ def locate_in_mirror(base: Path) -> Locate:
     """A :data:`Locate` over the host mirror under ``base``: its copy, when it is current."""
 
     def locate(item: Mapping[str, Any]) -> str | None:
-        from memu_core._mirror import RecallDoc, file_name, read_doc
+        from memu_core._mirror import RecallDoc, candidates, read_doc
 
         track, name = item.get("track"), item.get("name")
         if track not in ("memory", "skill") or not name:
             return None
-        path = base / track / file_name(str(name))
-        try:
-            on_disk = read_doc(path, track).digest()
-        except Exception:  # missing or unreadable: the content goes inline instead
-            return None
         want = RecallDoc(track, str(name), item.get("description") or "", item.get("content") or "").digest()
-        return str(path) if on_disk == want else None
+        # The mirror gives a name its readable file, or the tagged one when another name has that.
+        for candidate in candidates(str(name)):
+            path = base / track / candidate
+            try:
+                on_disk = read_doc(path, track).digest()
+            except Exception:  # missing or unreadable: the content goes inline instead
+                continue
+            if on_disk == want:
+                return str(path)
+        return None
 
     return locate

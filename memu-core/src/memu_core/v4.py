@@ -33,6 +33,7 @@ from memu_core.errors import (
     UsageError,
     WriteConflict,
 )
+from memu_core.names import check_name, check_track
 
 COLLECTION = "/api/v4/memory"
 SEARCH = "/api/v4/memory/search"
@@ -246,12 +247,29 @@ def commit(backend: Any, body: Any, key: ScopeKey | None = None) -> dict[str, An
         raise _invalid("recall_files and resource must be JSON lists")
     if len(files) + len(resources) > MAX_FILES_PER_COMMIT:
         raise _invalid(f"a commit carries at most {MAX_FILES_PER_COMMIT} files and resources; split it")
+    _check_names(files)
     scope = {k: user[k] for k in SCOPE_KEYS}
     result = _run(lambda: backend.commit_results(recall_files=files, resource=resources, user=scope))
     out = {"recall_files": result.get("recall_files", []), "resources": result.get("resources", [])}
     if "stats" in result:
         out["stats"] = result["stats"]
     return out
+
+
+def _check_names(files: list[Any]) -> None:
+    """Every file's name and track by the rules of every door, refused as 422 before any write."""
+    for index, item in enumerate(files):
+        if not isinstance(item, Mapping):
+            continue  # the engine names a malformed item itself
+        where = f"recall_files[{index}]"
+        try:
+            check_name(item.get("name"), where)
+        except UsageError as exc:
+            raise ApiError(422, str(exc), "INVALID_NAME") from None
+        try:
+            check_track(item.get("track"), where)
+        except UsageError as exc:
+            raise ApiError(422, str(exc), "INVALID_TRACK") from None
 
 
 def forget(backend: Any, body: Any, key: ScopeKey | None = None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memu_core import v4
+from memu_core import names, v4
 
 _BLANKS = "\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 NON_BLANK = f"[^{_BLANKS}]"
@@ -27,14 +27,10 @@ class SearchBody(BaseModel):
     """``POST /api/v4/memory/search``: exact ``user_id``/``agent_id`` only (missing = ``default``)."""
 
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(
-        min_length=1, max_length=v4.MAX_QUERY_CHARS, pattern=NON_BLANK, description="What to look for."
-    )
+    query: str = Field(min_length=1, max_length=v4.MAX_QUERY_CHARS, pattern=NON_BLANK, description="What to look for.")
     user_id: str | None = ScopeStr
     agent_id: str | None = ScopeStr
-    top_k: int | None = Field(
-        default=None, ge=1, le=v4.MAX_TOP_K, description="Segments to return (default 5)."
-    )
+    top_k: int | None = Field(default=None, ge=1, le=v4.MAX_TOP_K, description="Segments to return (default 5).")
 
 
 class UserBody(BaseModel):
@@ -51,8 +47,14 @@ class RecallFileIn(BaseModel):
     """A Markdown memory or skill file. Extra fields (ids, timestamps from a listing) are ignored."""
 
     model_config = ConfigDict(extra="ignore")
-    name: str = Field(min_length=1, max_length=500, pattern=NON_BLANK)
-    track: str | None = Field(default=None, max_length=100)
+    # The naming rules (memu_core.names) are published in the schema and checked by
+    # memu_core.v4, which names the refused name and the rule it breaks (422 INVALID_NAME).
+    name: str = Field(
+        json_schema_extra={"minLength": 1, "maxLength": names.MAX_NAME_BYTES, "pattern": names.NAME_PATTERN},
+        description=f"At most {names.MAX_NAME_BYTES} bytes of UTF-8; no control characters, '/' or '\\'; "
+        "not only dots and blanks.",
+    )
+    track: str | None = Field(default=None, json_schema_extra={"enum": [*names.TRACKS, "", None]})
     description: str | None = Field(default=None, max_length=10_000)
     content: str | None = Field(default=None, max_length=1_000_000)
 
@@ -78,6 +80,7 @@ class ForgetBody(BaseModel):
     """``POST /api/v4/memory/forget``: delete one recall file of one scope."""
 
     model_config = ConfigDict(extra="forbid")
+    # No naming rules here: a name stored before them must stay removable.
     name: str = Field(min_length=1, max_length=500, pattern=NON_BLANK)
     track: str | None = Field(default=None, max_length=100)
     user: UserBody | None = None

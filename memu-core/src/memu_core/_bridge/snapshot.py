@@ -12,6 +12,7 @@ from pathlib import Path
 from memu_core._atomic import read_json, write_json
 from memu_core._layout import TRACKS
 from memu_core._mirror import RecallDoc, local_docs, read_doc
+from memu_core.names import check_name
 
 
 @dataclass(slots=True)
@@ -57,7 +58,8 @@ class Diff:
 
 
 def diff(base: Path, baseline: dict[str, Entry]) -> Diff:
-    """Compare the mirror under ``base`` with ``baseline``; unreadable files raise ``UsageError``."""
+    """Compare the mirror under ``base`` with ``baseline``; an unreadable file, or a changed one
+    whose name breaks the naming rules (:mod:`memu_core.names`), raises ``UsageError``."""
     result = Diff()
     names_now: set[tuple[str, str]] = set()
     for rel, path in local_docs(base, TRACKS).items():
@@ -66,6 +68,8 @@ def diff(base: Path, baseline: dict[str, Entry]) -> Diff:
         names_now.add((doc.track, doc.name))
         before = baseline.get(rel)
         if before is None or before.digest != doc.digest():
+            # The door every other commit path has: refused before anything is written.
+            check_name(doc.name, str(path))
             result.changed[rel] = doc
     for rel, entry in sorted(baseline.items()):
         gone = rel not in result.current

@@ -8,13 +8,16 @@ A file the store no longer has, and that the agent did not touch, is removed fro
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from memu_core._atomic import write_text
 from memu_core._bridge import snapshot
 from memu_core._layout import TRACKS, Layout
-from memu_core._mirror import RecallDoc, file_name, local_docs, read_doc
+from memu_core._mirror import RecallDoc, local_docs, place, read_doc
 from memu_core.interfaces import AgenticMemoryBackend
+from memu_core.names import show
 
 PAGE = 200
 
@@ -34,45 +37,95 @@ def store_docs(backend: AgenticMemoryBackend) -> Iterator[RecallDoc]:
             return
 
 
-def sync(layout: Layout, backend: AgenticMemoryBackend) -> tuple[dict[str, snapshot.Entry], int]:
-    """Mirror the store into the tree; return the new baseline and how many edits were kept."""
+@dataclass(slots=True)
+class SyncResult:
+    """What mirroring did: the new baseline, the edits kept, and the names left out."""
+
+    baseline: dict[str, snapshot.Entry]
+    kept: int = 0
+    listed: int = 0
+    """How many files the store listed (every scope)."""
+    skipped: list[str] = field(default_factory=list)
+    """One warning per stored name the mirror cannot hold, naming it and the fix."""
+
+
+def sync(layout: Layout, backend: AgenticMemoryBackend) -> SyncResult:
+    """Mirror the store into the tree; return the new baseline, the kept edits and the skipped names.
+
+    A stored name that breaks the naming rules (stored before they existed, or by a client that
+    skipped them) or that two scopes share is left out of the mirror with a warning: one bad
+    name must never stop a run, nor take another file's place.
+    """
     baseline = snapshot.load(layout.snapshot) or {}
     local = local_docs(layout.base, TRACKS)
-    new_baseline: dict[str, snapshot.Entry] = {}
-    kept = 0
+    on_disk = {rel: _read_or_none(path, rel.split("/", 1)[0]) for rel, path in local.items()}
+    # An uncommitted edit keeps its path for the name it was mirrored as (so a rename the agent
+    # has not committed yet still forgets the old name), or for the name it holds when new.
+    edits = [
+        (rel, _owner(baseline.get(rel), doc))
+        for rel, doc in on_disk.items()
+        if doc is None or rel not in baseline or baseline[rel].digest != doc.digest()
+    ]
+    stored = list(store_docs(backend))
+    docs: dict[tuple[str, str], RecallDoc] = {}
+    for doc in stored:
+        docs.setdefault((doc.track, doc.name), doc)  # a name two scopes share: the first is mirrored
+    placement = place(
+        ((doc.track, doc.name) for doc in stored),
+        edits,
+        ((rel, (e.track, e.name)) for rel, e in baseline.items()),
+    )
+    result = SyncResult({}, listed=len(stored))
+    for (track, name), problem in placement.bad:
+        result.skipped.append(
+            f"{track}/{show(name)} is not mirrored: the name {problem}; remove it with "
+            f"`memu forget --track {track} NAME` (or the API's forget) and store it under a valid name"
+        )
+    for track, name in placement.clashing:
+        result.skipped.append(
+            f"{track}/{show(name)} is not mirrored: another stored file (another scope) has the same name; "
+            "rename one of them"
+        )
     seen: set[str] = set()
-    for doc in store_docs(backend):
-        rel = f"{doc.track}/{file_name(doc.name)}"
+    for ident, rel in placement.rel.items():
+        doc = docs[ident]
         seen.add(rel)
         entry = snapshot.Entry(doc.digest(), doc.track, doc.name)
-        path = layout.base / rel
         before = baseline.get(rel)
         if rel in local:
-            on_disk = _digest_or_none(path, doc.track)
-            if on_disk == entry.digest:
-                new_baseline[rel] = entry
+            current = on_disk[rel]
+            digest = current.digest() if current is not None else None
+            if digest == entry.digest:
+                result.baseline[rel] = entry
                 continue
-            if before is None or on_disk != before.digest:
-                kept += 1  # the agent's uncommitted edit wins until it is committed
-                new_baseline[rel] = entry
+            if before is None or digest != before.digest:
+                result.kept += 1  # the agent's uncommitted edit wins until it is committed
+                result.baseline[rel] = entry
                 continue
-        write_text(path, doc.render(), fsync=False)
-        new_baseline[rel] = entry
+        write_text(layout.base / rel, doc.render(), fsync=False)
+        result.baseline[rel] = entry
     for rel, path in local.items():
         if rel in seen:
             continue
         before = baseline.get(rel)
-        if before is not None and _digest_or_none(path, before.track) == before.digest:
-            path.unlink(missing_ok=True)  # forgotten elsewhere, untouched here
+        current = on_disk[rel]
+        if before is not None and current is not None and current.digest() == before.digest:
+            path.unlink(missing_ok=True)  # forgotten elsewhere (or moved), untouched here
         elif before is not None:
-            kept += 1
-            new_baseline[rel] = before
-    snapshot.save(layout.snapshot, new_baseline)
-    return new_baseline, kept
+            result.kept += 1
+            result.baseline[rel] = before
+    snapshot.save(layout.snapshot, result.baseline)
+    return result
 
 
-def _digest_or_none(path: Any, track: str) -> str | None:
+def _owner(before: snapshot.Entry | None, doc: RecallDoc | None) -> tuple[str, str] | None:
+    if before is not None:
+        return (before.track, before.name)
+    return (doc.track, doc.name) if doc is not None else None
+
+
+def _read_or_none(path: Path, track: str) -> RecallDoc | None:
     try:
-        return read_doc(path, track).digest()
+        return read_doc(path, track)
     except Exception:  # an unparseable edit is the agent's to fix; treat it as changed
         return None

@@ -89,13 +89,18 @@ def build_server(backend_provider: Any = None) -> Any:
         from memu_core._retrieve_output import shape_for_agent
 
         tracks = [track] if track else None
-        return shape_for_agent(
-            call(lambda b: b.progressive_retrieve(query, None, top_k=top_k, tracks=tracks))
-        )
+        return shape_for_agent(call(lambda b: b.progressive_retrieve(query, None, top_k=top_k, tracks=tracks)))
 
     @server.tool(name="remember", description=REMEMBER)
     def remember(name: str, content: str, description: str = "", track: str = "memory") -> dict[str, Any]:
+        from memu_core.names import check_name, check_track
+
         record = {"name": name, "content": content, "description": description, "track": track or "memory"}
+        try:  # the rules of every door, before the backend (a remote one may not check them)
+            check_name(name, "remember")
+            check_track(track, "remember")
+        except MemuError as exc:
+            raise ToolError(str(exc)) from exc
         result = call(lambda b: b.commit_results(recall_files=[record]))
         stored = result.get("recall_files") or []
         return {
