@@ -43,6 +43,10 @@ def serve(
     no_tcp: Annotated[bool, typer.Option("--no-tcp", help="Only the Unix socket.")] = False,
     keys: KeysOpt = None,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "warning",
+    templates: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option("--templates", help="Also publish this folder's templates at /templates/ (no key needed)."),
+    ] = None,
 ) -> None:
     """Serve the v4 memory API over the store MEMU_DB names."""
     from memu_core.errors import UsageError
@@ -53,6 +57,11 @@ def serve(
 
     if no_tcp and socket_path is None:
         raise UsageError("--no-tcp needs --socket PATH: otherwise there is nothing to listen on")
+    published = None
+    if templates is not None:
+        from memu_server import templates as publishing
+
+        published = publishing.check_folder(templates)
     # Bind before the store is opened: a bad --port or --host fails in one line and touches nothing.
     tcp = None if no_tcp else bind_tcp(host, port)
     listeners = []
@@ -78,6 +87,10 @@ def serve(
         listeners.append((create_app(backend, keys=None), bind_private_socket(path)))
         ours = _identity(path)
         print(f"memu-server: unix socket {path} (this user only)", file=sys.stderr, flush=True)
+    if published is not None:
+        for served_app, _listener in listeners:
+            publishing.mount(served_app, published)
+        print(f"memu-server: templates from {published} at /templates/", file=sys.stderr, flush=True)
     try:
         run(listeners, log_level=log_level)
     finally:
