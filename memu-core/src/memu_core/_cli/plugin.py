@@ -24,8 +24,10 @@ def memu_register_commands(app: typer.Typer) -> None:
     """``commit``, ``retrieve``, ``list-files``, ``forget``, ``plugins``, ``doctor``, ``db``,
     ``init``, ``config``, ``serve``, ``mcp``…"""
     from memu_core._cli.app import add_builtin_commands
+    from memu_core._memorize.commands import add_memorize_commands
 
     add_builtin_commands(app)
+    add_memorize_commands(app)
 
 
 @hookimpl(tryfirst=True)
