@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -90,10 +91,55 @@ def top_level_value(line: str, key: str) -> str | None:
     return line[start:end] if end > 0 else None
 
 
-def parse_object(line: str) -> dict[str, Any] | None:
-    """The JSON object on one line, or ``None`` when it is not one."""
+MAX_DEPTH = 200
+"""Deepest nesting of arrays and objects a session line may have. Real records nest a dozen
+levels; Python's parser recurses per level and fails (``RecursionError``) near a thousand."""
+MAX_LINE_CHARS = 32 * 1024 * 1024
+"""Longest session line read (characters): a record larger than this is not a conversation turn,
+and would cost its size several times over in the slices and the redactor."""
+
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+"""A JSON string (skipped whole, brackets inside it do not nest) or one bracket."""
+
+
+class LineRejected(ValueError):
+    """A session line over :data:`MAX_DEPTH` or :data:`MAX_LINE_CHARS` (skipped, never parsed)."""
+
+
+def too_deep(line: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``line`` nests brackets deeper than ``limit`` (strings do not count)."""
+    if line.count("[") + line.count("{") <= limit:
+        return False  # the common case: not even that many brackets in the whole line
+    depth = 0
+    for match in _TOKEN.finditer(line):
+        char = match.group()[0]
+        if char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
+def load_line(line: str) -> Any:
+    """``json.loads`` for one line of a host's log, within the limits: a line too long or too
+    deep raises :class:`LineRejected` without being parsed, and the parser's own recursion
+    failure comes out as a ``ValueError`` like every other bad line."""
+    if len(line) > MAX_LINE_CHARS:
+        raise LineRejected(f"line of {len(line)} characters is over the {MAX_LINE_CHARS} limit")
+    if too_deep(line):
+        raise LineRejected(f"line nests deeper than {MAX_DEPTH} levels")
     try:
-        obj = json.loads(line)
+        return json.loads(line)
+    except RecursionError as exc:  # a tighter interpreter stack than the limit assumes
+        raise LineRejected("line nests too deep to parse") from exc
+
+
+def parse_object(line: str) -> dict[str, Any] | None:
+    """The JSON object on one line, or ``None`` when it is not one (or over the limits)."""
+    try:
+        obj = load_line(line)
     except ValueError:
         return None
     return obj if isinstance(obj, dict) else None

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from memu_core._jsonl import cheap_timestamp, jsonl_files, parse_object, relative_key
+from memu_core._jsonl import MAX_LINE_CHARS, cheap_timestamp, jsonl_files, load_line, parse_object, relative_key
 from memu_core.errors import TranscriptReadError
 from memu_core.types import (
     ChangeSet,
@@ -423,8 +423,12 @@ class TranscriptSource(ABC):
         return TranscriptRead(records, cursor, corrupt)
 
     def parse_lines(self, text: str) -> tuple[list[Record], int]:
-        """Parse, normalise and classify every non-blank line of ``text``; count the corrupt ones."""
-        loads = json.loads
+        """Parse, normalise and classify every non-blank line of ``text``; count the corrupt ones.
+
+        A line that is not a JSON object, or is over the limits of :func:`memu_core._jsonl.load_line`
+        (too long, nested too deep), is corrupt: skipped and counted, never fatal.
+        """
+        loads = load_line
         classify = self.classify_record
         normalise = self.normalise
         quick = self.quick_kind if type(self).normalise is TranscriptSource.normalise else None
@@ -433,6 +437,9 @@ class TranscriptSource(ABC):
         for raw in text.split("\n"):
             line = raw.strip()
             if not line:
+                continue
+            if len(line) > MAX_LINE_CHARS:
+                corrupt += 1
                 continue
             if quick is not None and line[0] == "{" and line[-1] == "}":
                 kind = quick(line)

@@ -127,7 +127,8 @@ def test_prepare_skips_the_runs_and_reports_why(home: Path, agents: Path) -> Non
     assert [w for w in report["warnings"] if "register-cron-job" in w]
 
     tree = home / ".memu" / "hosts" / "openclaw"
-    Layout.at(tree, "openclaw").cursor_pending.unlink()  # start over
+    Layout.at(tree, "openclaw").cursor_pending.unlink()  # start over (and drop the unfinished run)
+    Layout.at(tree, "openclaw").run_marker.unlink()
     assert call(SPEC, "register-cron-job", "--job-id", "job-7")[0] == 0
     code, out, err = call(SPEC, "prepare", "--json")
     report = json.loads(out)

@@ -199,9 +199,32 @@ def _prepare(
         report.remaining = found.remaining
         report.corrupt = found.corrupt
         report.unreadable = found.unreadable
+        report.warnings.extend(_line_warnings(found))
         report.skipped_self = found.skipped_self
     log.debug("prepare staged", host=spec.id, sessions=report.sessions, jobs=report.jobs, jobs_dir=str(layout.jobs))
     return report
+
+
+NAMED_FILES = 5
+"""Files named one by one in the warnings; more are summed up in one line."""
+
+
+def _line_warnings(found: scan.ScanResult) -> list[str]:
+    """One warning per session file with skipped lines or that could not be read, naming it."""
+    out = [
+        f"{path}: skipped {count} line(s) that are not JSON objects or are over the limits "
+        "(too long or nested too deep); the rest of the session is mined"
+        for path, count in found.corrupt_files[:NAMED_FILES]
+    ]
+    out += [f"{error}; skipped, retried next run" for error in found.errors[:NAMED_FILES]]
+    more = max(0, len(found.corrupt_files) - NAMED_FILES) + max(0, len(found.errors) - NAMED_FILES)
+    if more:
+        out.append(f"{more} more session file(s) had skipped lines or could not be read (run with -v for each)")
+    for path, count in found.corrupt_files[NAMED_FILES:]:
+        log.debug("lines skipped", path=path, count=count)
+    for error in found.errors[NAMED_FILES:]:
+        log.debug("session unreadable", error=error)
+    return out
 
 
 def _place_slices(layout: Layout, stage: Path, picked: list[Mined]) -> None:

@@ -31,7 +31,11 @@ class ScanResult:
     remaining: int = 0
     """Changed sessions left for later runs."""
     corrupt: int = 0
-    """Lines skipped because they were not JSON objects."""
+    """Lines skipped because they were not JSON objects (or were over the line limits)."""
+    corrupt_files: list[tuple[str, int]] = field(default_factory=list)
+    """``(path, lines skipped)`` for each session that had such lines."""
+    errors: list[str] = field(default_factory=list)
+    """One line per session that could not be read, naming its file."""
     unreadable: int = 0
     """Sessions skipped because they could not be read (they are retried next run)."""
     skipped_self: int = 0
@@ -82,9 +86,13 @@ def scan(source: TranscriptSource, cursor: dict[str, Any], skip: set[str], max_j
         for mined in mine_batch(source, stage, tasks):
             if mined.entry is None:
                 result.unreadable += 1
+                if mined.error:
+                    result.errors.append(mined.error)
                 continue
             result.cursor[mined.key] = mined.entry
             result.corrupt += mined.corrupt
+            if mined.corrupt:
+                result.corrupt_files.append((str(mined.session.path), mined.corrupt))
             if mined.records:
                 result.picked.append(mined)
                 result.redacted += mined.redacted

@@ -6,10 +6,10 @@ value is informational (the cursor's ``last_timestamp``); ordering never depends
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
+from memu_core._jsonl import load_line
 from memu_core.interfaces import TranscriptSource
 from memu_core.types import Record
 
@@ -49,7 +49,7 @@ class EpochTimestamps(TranscriptSource):
             if rec.timestamp:
                 break
             try:
-                obj = json.loads(rec.text)
+                obj = load_line(rec.text)  # a quick-classified line was never parsed: bounded
             except ValueError:
                 continue
             ts = self.record_timestamp(obj) if isinstance(obj, dict) else None

@@ -9,11 +9,11 @@ own work inside memu's tree, so a session that ran there is a bridging run, exac
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from memu_core._jsonl import load_line
 from memu_core._layout import hosts_root
 from memu_core.interfaces import TranscriptSource
 from memu_core.types import SessionFile, TranscriptRead
@@ -73,7 +73,7 @@ def header_cwd(path: Path) -> str | None:
         return None
     for raw in head.split(b"\n")[:HEADER_RECORDS]:
         try:
-            obj = json.loads(raw)
+            obj = load_line(raw.decode("utf-8", errors="replace"))
         except ValueError:
             continue
         if isinstance(obj, dict) and (cwd := record_cwd(obj)):

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from memu_core._hostkit.sqlite_ro import connect_readonly, readonly_uri
     from memu_core._hostkit.sqlite_ro import query as readonly_query
     from memu_core._hostkit.worktree import SkipRunsInTree, cwd_in_tree, escaped_in_tree
-    from memu_core._jsonl import jsonl_files, newest_first, relative_key, top_level_value
+    from memu_core._jsonl import MAX_LINE_CHARS, jsonl_files, load_line, newest_first, relative_key, top_level_value
     from memu_core._layout import TRACKS, Layout, hosts_root
     from memu_core.errors import TranscriptReadError
     from memu_core.interfaces import TranscriptSource
@@ -62,6 +62,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "newest_first": ("memu_core._jsonl", "newest_first"),
     "relative_key": ("memu_core._jsonl", "relative_key"),
     "top_level_value": ("memu_core._jsonl", "top_level_value"),
+    "load_line": ("memu_core._jsonl", "load_line"),
+    "MAX_LINE_CHARS": ("memu_core._jsonl", "MAX_LINE_CHARS"),
     # source mixins and helpers
     "EpochTimestamps": ("memu_core._hostkit.epoch", "EpochTimestamps"),
     "iso_utc": ("memu_core._hostkit.epoch", "iso_utc"),
@@ -90,6 +92,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
+    "MAX_LINE_CHARS",
     "TRACKS",
     "CompositeSource",
     "EpochTimestamps",
@@ -113,6 +116,7 @@ __all__ = [
     "instruction_marker",
     "iso_utc",
     "jsonl_files",
+    "load_line",
     "load_self_sessions",
     "newest_first",
     "read_json",
@@ -162,4 +166,3 @@ def run_host(spec: HostSpec | str, argv: list[str] | None = None) -> int:
     from memu_core._cli.host.app import run_host as run
 
     return run(spec, argv)
-

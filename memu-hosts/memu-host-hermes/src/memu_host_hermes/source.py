@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from memu_core.errors import UsageError
 from memu_core.host import (
+    MAX_LINE_CHARS,
     EpochTimestamps,
     Record,
     RecordKind,
@@ -164,11 +165,16 @@ class HermesSource(EpochTimestamps):
             start = 0
         # Rows are classified as they are serialised: no text round trip through the JSON parser.
         records = []
+        corrupt = 0
         for row in rows[start:]:
             obj = row_dict(row)
-            records.append(Record(_encode(obj), classify_hermes_record(obj)))
+            text = _encode(obj)
+            if len(text) > MAX_LINE_CHARS:  # the same bound as a JSONL line: skipped and counted
+                corrupt += 1
+                continue
+            records.append(Record(text, classify_hermes_record(obj)))
         if records:
             last = iso_utc(rows[-1][-1], ms_heuristic=False)
             records[-1] = records[-1]._replace(timestamp=last)
         cursor = {"lines": len(rows), "size": session.size, "mtime_ns": session.mtime_ns}
-        return TranscriptRead(records, cursor)
+        return TranscriptRead(records, cursor, corrupt)

@@ -24,6 +24,7 @@ from memu_core.host import (
     TranscriptRead,
     TranscriptReadError,
     jsonl_files,
+    load_line,
     newest_first,
     readonly_query,
     top_level_value,
@@ -187,6 +188,6 @@ def _not_sidecar(name: str) -> bool:
 
 def _one_line(text: str) -> str:
     try:
-        return json.dumps(json.loads(text), ensure_ascii=False)
+        return json.dumps(load_line(text), ensure_ascii=False)
     except ValueError:
         return text.replace("\n", " ")
