@@ -193,9 +193,21 @@ USER_ID = Param("user_id", "Only this user's memory.", flag="--user-id")
 AGENT_ID = Param("agent_id", "Only this agent's memory.", flag="--agent-id")
 PAYLOAD = Param("payload", "JSON file in commit_results' shape, or - for stdin.")
 FROM_DIR = Param(
-    "from_dir", "Commit every *.md file under DIR (frontmatter name/description/track).", flag="--from-dir", kind=Path
+    "from_dir",
+    "Commit every *.md file under DIR (frontmatter name/description/track); a file that cannot be "
+    "read or named is listed on stderr, the rest commit, and the exit code is 2.",
+    flag="--from-dir",
+    kind=Path,
 )
 AS_JSON = Param("as_json", "Print the result as JSON.", flag="--json", kind=bool, default=False)
+PRUNE = Param(
+    "prune",
+    "With --from-dir: also forget the scope's files, on each track the folder has files for, that the "
+    "folder no longer holds (without it, a removed file stays stored).",
+    flag="--prune",
+    kind=bool,
+    default=False,
+)
 RETRIEVE_JSON = Param(
     "as_json", "JSON output (already the default; memU's flag, accepted).", flag="--json", kind=bool, default=False
 )
@@ -234,7 +246,7 @@ RETRIEVE = Command(
 COMMIT = Command(
     "commit",
     "Store recall files and resources (unchanged ones cost nothing).",
-    (PAYLOAD, FROM_DIR, AS_JSON, *LOCAL_OVERRIDES),
+    (PAYLOAD, FROM_DIR, PRUNE, AS_JSON, *LOCAL_OVERRIDES),
 )
 LIST_FILES = Command(
     "list-files",

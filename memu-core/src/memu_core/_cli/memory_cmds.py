@@ -21,10 +21,12 @@ def _where(user_id: str | None, agent_id: str | None) -> dict[str, str]:
     return {k: v for k, v in (("user_id", user_id), ("agent_id", agent_id)) if v}
 
 
-def commit(*, payload: str | None, from_dir: Path | None, as_json: bool, **local: str | None) -> None:
-    """``memu commit PAYLOAD|--from-dir DIR [--json]`` (``local``: memU's ``--db``… overrides)."""
+def commit(
+    *, payload: str | None, from_dir: Path | None, as_json: bool, prune: bool = False, **local: str | None
+) -> None:
+    """``memu commit PAYLOAD|--from-dir DIR [--prune] [--json]`` (``local``: memU's ``--db``… overrides)."""
     overrides.apply(**local)
-    run_commit(payload, from_dir, as_json)
+    run_commit(payload, from_dir, as_json, prune=prune)
 
 
 def retrieve(
@@ -104,45 +106,105 @@ def read_payload(source: str) -> dict[str, Any]:
 
 
 def payload_from_dir(directory: Path) -> dict[str, Any]:
-    """Recall files from every ``*.md`` under ``directory`` (frontmatter: name, description, track).
+    """Recall files from every ``*.md`` under ``directory``, or each bad file named on stderr and a
+    ``UsageError``: ``--prune`` needs the whole folder or nothing."""
+    from memu_core._cli.from_dir import read_folder
 
-    Files are read exactly as a host's ``commit`` reads its mirror (:mod:`memu_core._markdown`),
-    so a file stores the same either way. A file without a ``name`` uses its stem; without a
-    ``track``, files under a ``skills`` folder are skills and the rest memory.
+    folder = read_folder(directory)
+    _refuse_empty(folder, directory)
+    for line in folder.problems:
+        print(f"not committed: {line}", file=sys.stderr)
+    if folder.problems:
+        raise UsageError(
+            f"{len(folder.problems)} file(s) in {directory} cannot be committed (listed above) and --prune needs "
+            "every file; fix them, or commit without --prune to store the rest (nothing was written)"
+        )
+    return {"recall_files": folder.files}
+
+
+def _refuse_empty(folder: Any, directory: Path) -> None:
+    if not folder.seen:
+        raise UsageError(f"--from-dir {directory.expanduser()} holds no *.md files")
+
+
+def run_commit(payload: str | None, from_dir: Path | None, as_json: bool, *, prune: bool = False) -> None:
+    """``memu commit``: exactly one of PAYLOAD or --from-dir.
+
+    From a folder, a file that cannot be read, parsed or named is named on stderr and the rest
+    still commit; the command then exits 2. With ``--prune`` nothing is written unless every
+    file is good, and afterwards the store's files of the scope, on each track the folder has
+    files for, are exactly the folder's.
     """
-    from memu_core._markdown import read
-    from memu_core._mirror import from_markdown
+    from memu_core.names import check_recall_files
 
-    root = directory.expanduser()
-    if not root.is_dir():
-        raise UsageError(f"--from-dir {root} is not a directory")
-    files = []
-    for path in sorted(root.rglob("*.md")):
-        doc = read(path)
-        in_skills = "skills" in path.relative_to(root).parts[:-1]
-        track = doc.meta.get("track") or ("skill" if in_skills else "memory")
-        files.append(from_markdown(doc, track, path).as_commit())
-    if not files:
-        raise UsageError(f"--from-dir {root} holds no *.md files")
-    return {"recall_files": files}
-
-
-def run_commit(payload: str | None, from_dir: Path | None, as_json: bool) -> None:
-    """``memu commit``: exactly one of PAYLOAD or --from-dir."""
     if (payload is None) == (from_dir is None):
         raise UsageError("commit needs exactly one of PAYLOAD (a JSON file or -) or --from-dir DIR")
-    body = payload_from_dir(from_dir) if from_dir is not None else read_payload(payload or "-")
-    with events.step("memory_commit") as properties:
-        backend = _backend()
-        try:
-            result = backend.commit_results(
-                recall_files=body.get("recall_files"), resource=body.get("resource"), user=body.get("user")
-            )
-        finally:
-            backend.close()
-        properties.update(recall_file_count=len(result["recall_files"]), resource_count=len(result["resources"]))
+    if prune and from_dir is None:
+        raise UsageError("--prune goes with --from-dir: it makes the store match that folder")
+    problems: list[str] = []
+    if from_dir is not None:
+        if prune:
+            body = payload_from_dir(from_dir)
+        else:
+            from memu_core._cli.from_dir import read_folder
+
+            folder = read_folder(from_dir)
+            _refuse_empty(folder, from_dir)
+            problems, body = folder.problems, {"recall_files": folder.files}
+            for line in problems:
+                print(f"not committed: {line}", file=sys.stderr)
+    else:
+        body = read_payload(payload or "-")
+        # The same rules at every door, before a remote backend sees the payload.
+        check_recall_files(body.get("recall_files"))
+    forgotten: list[dict[str, Any]] = []
+    result: dict[str, Any] = {"recall_files": [], "resources": []}
+    if from_dir is None or body["recall_files"]:
+        with events.step("memory_commit") as properties:
+            backend = _backend()
+            try:
+                result = backend.commit_results(
+                    recall_files=body.get("recall_files"), resource=body.get("resource"), user=body.get("user")
+                )
+                if prune:
+                    forgotten = _prune(backend, body["recall_files"], result["recall_files"])
+            finally:
+                backend.close()
+            properties.update(recall_file_count=len(result["recall_files"]), resource_count=len(result["resources"]))
+    _print_commit(result, forgotten, as_json)
+    if problems:
+        # Exit 2, as a host's commit refuses the same file: the input needs fixing.
+        raise UsageError(
+            f"{len(problems)} file(s) in {from_dir} were not committed (listed above; the rest were); "
+            "fix them and commit again"
+        )
+
+
+def _prune(backend: Any, sent: list[dict[str, str]], stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Forget the scope's files on the folder's tracks that the folder no longer holds."""
+    if not stored:
+        return []
+    scope = {key: stored[0][key] for key in ("user_id", "agent_id") if stored[0].get(key)}
+    keep = {(item["track"], item["name"]) for item in sent}
+    tracks = {track for track, _ in keep}
+    listed: list[dict[str, Any]] = []
+    cursor = None
+    while True:  # list everything first: forgetting while paging would shift the cursor
+        page = backend.list_all_recall_files(scope or None, cursor=cursor, limit=200)
+        listed.extend(page["recall_files"])
+        cursor = page.get("next_cursor")
+        if not cursor:
+            break
+    gone: list[dict[str, Any]] = []
+    for item in listed:
+        if item["track"] in tracks and (item["track"], item["name"]) not in keep:
+            gone.extend(backend.forget(item["name"], track=item["track"], user=scope or None)["forgotten"])
+    return gone
+
+
+def _print_commit(result: dict[str, Any], forgotten: list[dict[str, Any]], as_json: bool) -> None:
     if as_json:
-        print_json(result)
+        print_json({**result, "forgotten": forgotten} if forgotten else result)
         return
     files, resources = result["recall_files"], result["resources"]
     print(f"committed {len(files)} recall file(s) and {len(resources)} resource(s)")
@@ -151,6 +213,10 @@ def run_commit(payload: str | None, from_dir: Path | None, as_json: bool) -> Non
         print(f"  ({stats['files_written']} written, {stats['texts_embedded']} text(s) embedded)")
     for item in files:
         print(f"  - {item['track']}/{item['name']}")
+    if forgotten:
+        print(f"pruned {len(forgotten)} recall file(s) the folder no longer holds")
+        for item in forgotten:
+            print(f"  - {item['track']}/{item['name']}")
 
 
 def run_retrieve(query: str, *, top_k: int | None, tracks: list[str] | None, where: dict[str, str]) -> int:
@@ -166,18 +232,21 @@ def run_retrieve(query: str, *, top_k: int | None, tracks: list[str] | None, whe
 
 def run_list_files(as_json: bool, where: dict[str, str]) -> None:
     """``memu list-files``: every file, following the cursor."""
-    backend = _backend()
-    try:
-        files: list[dict[str, Any]] = []
-        cursor = None
-        while True:
-            page = backend.list_all_recall_files(where or None, cursor=cursor, limit=200)
-            files.extend(page["recall_files"])
-            cursor = page["next_cursor"]
-            if not cursor:
-                break
-    finally:
-        backend.close()
+    files: list[dict[str, Any]] = []
+    # memU records the listing (the whole paginated sweep, a partial count on failure); never flushes.
+    with events.step("memory_list") as properties:
+        backend = _backend()
+        try:
+            cursor = None
+            while True:
+                page = backend.list_all_recall_files(where or None, cursor=cursor, limit=200)
+                files.extend(page["recall_files"])
+                properties["result_count"] = len(files)
+                cursor = page["next_cursor"]
+                if not cursor:
+                    break
+        finally:
+            backend.close()
     if as_json:
         print_json({"recall_files": files})
         return
