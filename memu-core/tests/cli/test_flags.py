@@ -88,6 +88,7 @@ def test_values_are_converted_as_declared() -> None:
     assert flags.COMMIT.parse(["--from-dir", "d"]) == {
         "payload": None,
         "from_dir": Path("d"),
+        "prune": False,
         "as_json": False,
         **overrides,
     }
