@@ -16,6 +16,7 @@ hypothesis' per-example deadline and sets ``MEMU_SERVE_AUTOSTART=0`` for that ru
 - :mod:`memu_core.testing.source_contract`: the suite every ``TranscriptSource`` passes;
 - :mod:`memu_core.testing.rehearse`: one bridging cycle through a host's CLI;
 - :mod:`memu_core.testing.strategies`: hypothesis strategies.
+- :mod:`memu_core.testing.secrets`: a generated redaction corpus (secrets and near-misses).
 """
 
 from __future__ import annotations
