@@ -62,6 +62,17 @@ class CommitReport:
     warnings: list[str] = field(default_factory=list)
 
 
+def mirror_scope() -> dict[str, str]:
+    """The scope the mirror shows: the user and agent this machine commits as (``MEMU_USER_ID``,
+    ``MEMU_AGENT_ID``, default ``default``), never every scope of a shared store."""
+    from memu_core._config import resolve
+
+    return {
+        key: (resolve.lookup(var) or "default").strip() or "default"
+        for key, var in (("user_id", "MEMU_USER_ID"), ("agent_id", "MEMU_AGENT_ID"))
+    }
+
+
 def verify_command(spec: HostSpec, layout: Layout) -> str:
     """The resource job's command; names the tree when it is not the host's default."""
     if layout.base == spec.default_base().absolute():
@@ -176,7 +187,7 @@ def _prepare(
             # Mirror before touching this run's files: if the store is unreachable, the previous
             # run's jobs, slices and staged cursor are all still as they were.
             with events.step("memory_list", host=spec.id, session_env=spec.session_id_env) as listed:
-                mirrored = sync.sync(layout, backend())
+                mirrored = sync.sync(layout, backend(), where=mirror_scope())
                 listed["result_count"] = mirrored.listed
             report.kept_edits, report.skipped_names = mirrored.kept, len(mirrored.skipped)
             report.warnings.extend(mirrored.skipped)

@@ -7,7 +7,7 @@ A file the store no longer has, and that the agent did not touch, is removed fro
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,11 @@ from memu_core.names import show
 PAGE = 200
 
 
-def store_docs(backend: AgenticMemoryBackend) -> Iterator[RecallDoc]:
-    """Every ``memory``/``skill`` recall file in the store, page by page."""
+def store_docs(backend: AgenticMemoryBackend, where: Mapping[str, Any] | None = None) -> Iterator[RecallDoc]:
+    """Every ``memory``/``skill`` recall file in the store (in scope ``where``), page by page."""
     cursor: str | None = None
     while True:
-        page: dict[str, Any] = backend.list_all_recall_files(cursor=cursor, limit=PAGE)
+        page: dict[str, Any] = backend.list_all_recall_files(where, cursor=cursor, limit=PAGE)
         for item in page.get("recall_files") or []:
             track = item.get("track")
             name = item.get("name")
@@ -44,18 +44,24 @@ class SyncResult:
     baseline: dict[str, snapshot.Entry]
     kept: int = 0
     listed: int = 0
-    """How many files the store listed (every scope)."""
+    """How many files the store listed (in the mirrored scope)."""
     skipped: list[str] = field(default_factory=list)
     """One warning per stored name the mirror cannot hold, naming it and the fix."""
 
 
-def sync(layout: Layout, backend: AgenticMemoryBackend) -> SyncResult:
+def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any] | None = None) -> SyncResult:
     """Mirror the store into the tree; return the new baseline, the kept edits and the skipped names.
+
+    Only scope ``where`` is mirrored (the user and agent this machine commits as): a shared
+    store's other users' files never reach this agent's tree. The track folders are created
+    even when the store is empty, since the job files tell the agent to list them.
 
     A stored name that breaks the naming rules (stored before they existed, or by a client that
     skipped them) or that two scopes share is left out of the mirror with a warning: one bad
     name must never stop a run, nor take another file's place.
     """
+    for track in TRACKS:
+        layout.track_dir(track).mkdir(parents=True, exist_ok=True)
     baseline = snapshot.load(layout.snapshot) or {}
     local = local_docs(layout.base, TRACKS)
     on_disk = {rel: _read_or_none(path, rel.split("/", 1)[0]) for rel, path in local.items()}
@@ -66,7 +72,7 @@ def sync(layout: Layout, backend: AgenticMemoryBackend) -> SyncResult:
         for rel, doc in on_disk.items()
         if doc is None or rel not in baseline or baseline[rel].digest != doc.digest()
     ]
-    stored = list(store_docs(backend))
+    stored = list(store_docs(backend, where))
     docs: dict[tuple[str, str], RecallDoc] = {}
     for doc in stored:
         docs.setdefault((doc.track, doc.name), doc)  # a name two scopes share: the first is mirrored
