@@ -12,7 +12,7 @@ import typer
 
 BUILTIN_COMMANDS = frozenset(
     {"commit", "retrieve", "search", "list-files", "forget", "plugins", "doctor", "reindex", "db", "init", "config"}
-    | {"serve", "mcp", "templates"}
+    | {"serve", "mcp", "templates", "memorize"}
 )
 """Every built-in command (a test keeps this in step with the app). Plugin commands load only
 when the command line names none of these: a built-in never waits for third-party imports."""
