@@ -99,13 +99,17 @@ def test_commits_are_visible_to_the_next_warm_retrieve(home: Path) -> None:
     proc.wait(30)
 
 
+PLAIN = {"as_json": False, **dict.fromkeys(("db", "provider", "embed_model", "base_url", "api_key"))}
+"""What memU's --json and local overrides parse to when absent."""
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["tea"], {"query": "tea", "user_id": None, "agent_id": None, "top_k": None, "track": None}),
+        (["tea"], {"query": "tea", "user_id": None, "agent_id": None, "top_k": None, "track": None, **PLAIN}),
         (
             ["tea", "--top-k=2", "--track", "skill", "--track", "memory", "--agent-id", "a"],
-            {"query": "tea", "user_id": None, "agent_id": "a", "top_k": 2, "track": ["skill", "memory"]},
+            {"query": "tea", "user_id": None, "agent_id": "a", "top_k": 2, "track": ["skill", "memory"], **PLAIN},
         ),
         (["--help"], None),
         (["tea", "--top-k"], None),
