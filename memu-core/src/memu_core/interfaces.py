@@ -409,12 +409,18 @@ class TranscriptSource(ABC):
                 prev_lines = lines
         if prev_offset > session.size:
             prev_offset, prev_lines = 0, 0
+        # memU's cursor is a count of non-blank lines and nothing else: a session it already
+        # mined resumes after those lines instead of being mined a second time.
+        memu_lines = prev_lines if previous and "offset" not in previous and prev_lines else 0
         try:
             with open(session.path, "rb") as fh:
                 fh.seek(prev_offset)
                 data = fh.read()
         except OSError as exc:
             raise TranscriptReadError(session.path, exc) from exc
+        if memu_lines:
+            skipped = _after_lines(data, memu_lines)
+            prev_offset, data = skipped, data[skipped:]
         end = data.rfind(b"\n")
         if end < 0:
             return TranscriptRead([], _cursor(prev_offset, prev_lines, session))
@@ -467,6 +473,21 @@ class TranscriptSource(ABC):
             ts = norm.get("timestamp")
             records.append(Record(line, kind, ts if isinstance(ts, str) else None))
         return records, corrupt
+
+
+def _after_lines(data: bytes, count: int) -> int:
+    """The byte offset just past the ``count``-th non-blank complete line of ``data`` (or the end
+    of its last complete line, when it has fewer)."""
+    pos = 0
+    seen = 0
+    while seen < count:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break
+        if data[pos:nl].strip():
+            seen += 1
+        pos = nl + 1
+    return pos
 
 
 def _cursor(offset: int, lines: int, session: SessionFile) -> dict[str, Any]:

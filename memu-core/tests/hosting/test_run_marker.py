@@ -115,3 +115,17 @@ def test_bad_stale_setting_is_one_line(
     assert run_host(TOY, ["prepare"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: MEMU_RUN_STALE_AFTER='soon' is not a number of seconds") and err.count("\n") == 1
+
+
+def test_a_memu_cursor_is_honoured_so_migrated_sessions_are_not_mined_twice(
+    sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    layout = _tree(home)
+    write_session(sessions_root, "old", toy_line("user", "mined by memU"), "\n", toy_line("user", "also mined"))
+    write_session(sessions_root, "grown", toy_line("user", "mined by memU too"))
+    layout.base.mkdir(parents=True)
+    # memU's cursor: the count of non-blank lines read, per session key.
+    layout.cursor.write_text(json.dumps({"old.jsonl": {"lines": 2}, "grown.jsonl": {"lines": 1}}))
+    write_session(sessions_root, "grown", toy_line("user", "said after the migration"))
+    assert run_host(TOY, ["prepare"]) == 0
+    assert _agent_reads(layout) == {"said after the migration"}
