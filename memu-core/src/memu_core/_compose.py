@@ -14,6 +14,7 @@ given, local mode reads the light stdlib settings and never imports pydantic.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,13 +52,33 @@ class StoreTarget:
     url: str
 
     def open(self) -> MemoryStore:
-        """Open the store (creating it when it does not exist yet), logging which one opened."""
+        """Open the store (creating it when it does not exist yet), logging which one opened.
+
+        A SQLite file is created only in a folder that exists, or in ``~/.memu`` itself: a
+        ``MEMU_DB`` with a typo in its folder must not quietly become a new, empty store that
+        every retrieve then answers from."""
+        if self.cls.name == "sqlite":
+            _check_store_folder(self.url)
         store = self.cls.open(self.url)
         if log.enabled():
             from memu_core._config.dsn import redact_dsn
 
             log.debug("store opened", store=self.cls.name, db=redact_dsn(self.url))
         return store
+
+
+def _check_store_folder(url: str) -> None:
+    from memu_core import _layout
+    from memu_core._stores.sqlite.connection import path_from_url
+
+    path = path_from_url(url)
+    folder = path.parent
+    if folder.is_dir() or folder == _layout.home():
+        return
+    raise ConfigError(
+        f"MEMU_DB names {str(path)!r}, but its folder {str(folder)!r} does not exist; "
+        f"correct MEMU_DB, or create the folder first (mkdir -p {shlex.quote(str(folder))})"
+    )
 
 
 def store_class_for(url: str) -> type[MemoryStore]:

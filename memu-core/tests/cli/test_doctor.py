@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,15 +74,20 @@ def test_a_failure_others_depend_on_ends_the_run_and_everything_is_closed() -> N
 def test_memu_and_a_host_print_the_same_core_rows(memu_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from memu_host_codex.spec import SPEC
 
-    assert run(MEMU, ["doctor"]) == 0
-    memu_out = capsys.readouterr().out.splitlines()
-    code, host_out, _ = call(SPEC, "doctor")
+    old_umask = os.umask(0o077)  # the private modes memu gives ~/.memu, so no row warns
+    try:
+        assert run(MEMU, ["doctor"]) == 0
+        memu_out = capsys.readouterr().out.splitlines()
+        code, host_out, _ = call(SPEC, "doctor")
+    finally:
+        os.umask(old_umask)
     assert code == 0
     assert memu_out[-1] == "all checks passed"
     core_rows = memu_out[:-1]
     assert host_out.splitlines()[: len(core_rows)] == core_rows
     assert [r.split()[0] for r in core_rows] == [
-        "config", "mode", "store", "plugins", "vectors", "embedder", "search", "retrieval"
+        "config", "mode", "store", "plugins", "writable", "integrity", "schema", "vectors", "embedder",
+        "search", "retrieval", "permissions",
     ]  # fmt: skip
 
 

@@ -4,7 +4,9 @@ sessions → prepare → the agent's edits → commit → retrieve."""
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,15 +30,11 @@ def _jobs(base: Path) -> list[str]:
     return sorted((base / "jobs").glob("*.txt"), key=lambda p: int(p.stem))  # type: ignore[return-value]
 
 
-def test_prepare_agent_commit_retrieve(
-    sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_prepare_agent_commit_retrieve(sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_session(
         sessions_root,
         "s1",
-        toy_line(
-            "user", "I deploy the billing service with make ship, never by hand", "2026-01-01T10:00:00Z"
-        ),
+        toy_line("user", "I deploy the billing service with make ship, never by hand", "2026-01-01T10:00:00Z"),
         toy_line("tool", "ran make ship; wrote /tmp/x"),
         toy_line("assistant", "Deployed. Token used: ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
         toy_line("meta", "ignored"),
@@ -77,9 +75,7 @@ def test_prepare_agent_commit_retrieve(
     code, out, _ = _run(capsys, "verify-resources")
     assert out.startswith("1 resource(s) written to")
     resources_md = base / "resources.md"
-    resources_md.write_text(
-        resources_md.read_text().replace("description: ", "description: Release notes of billing")
-    )
+    resources_md.write_text(resources_md.read_text().replace("description: ", "description: Release notes of billing"))
 
     code, out, _ = _run(capsys, "commit")
     assert code == 0
@@ -95,9 +91,7 @@ def test_prepare_agent_commit_retrieve(
     names = {f["name"] for f in result["files"]}
     assert {"deploy-habits", "ship-billing"} <= names
     seg = result["segments"][0]
-    assert (
-        seg["source_file"] in ("memory/deploy-habits", "skill/ship-billing") and "recall_file_id" not in seg
-    )
+    assert seg["source_file"] in ("memory/deploy-habits", "skill/ship-billing") and "recall_file_id" not in seg
     mirrored = next(f for f in result["files"] if f["name"] == "deploy-habits")
     assert mirrored["path"] == str(memory_dir / "deploy-habits.md") and "content" not in mirrored
     code, out, _ = _run(capsys, "retrieve", "release notes billing")
@@ -178,6 +172,15 @@ def test_unclosed_frontmatter_refuses_the_commit(
     assert not (base / ".session_manifest.toy.json").exists()
 
 
+@pytest.fixture
+def private_umask() -> Iterator[None]:
+    """What memu creates under ~/.memu is private (0700/0600): no permissions warning."""
+    old = os.umask(0o077)
+    yield
+    os.umask(old)
+
+
+@pytest.mark.usefixtures("private_umask")
 def test_doctor_reports_each_check(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "doctor")
     assert code == 0
@@ -193,6 +196,7 @@ def test_doctor_reports_each_check(home: Path, capsys: pytest.CaptureFixture[str
     assert out.endswith("all checks passed (2 warning(s) above)\n")
 
 
+@pytest.mark.usefixtures("private_umask")
 def test_doctor_host_checks_pass_once_installed(
     sessions_root: Path, home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -220,5 +224,7 @@ def test_doctor_failure_is_one_line_with_exit_1(
 def test_bad_flag_value_is_a_usage_error(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, "prepare", "--max-jobs", "many")
     assert code == 2 and "--max-jobs" in err
-    code, _, err = _run(capsys, "prepare", "--max-jobs", "0")
-    assert code == 2 and "--max-jobs 0" in err
+    code, _, err = _run(capsys, "prepare", "--max-jobs", "-1")
+    assert code == 2 and "--max-jobs -1" in err
+    code, _, err = _run(capsys, "prepare", "--budget-kb", "0")
+    assert code == 2 and "--budget-kb 0" in err

@@ -13,8 +13,12 @@ one ``error:`` line on stderr names the failed checks and the exit code is 1.
 from __future__ import annotations
 
 import contextlib
+import os
+import shlex
+import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from memu_core.errors import ConfigError, MemuError
@@ -148,13 +152,17 @@ def check_plugins(ctx: Context) -> Iterator[Row]:
 
 
 def check_store(ctx: Context) -> Iterator[Row]:
-    """The local store opens; which embedding space its vectors are in."""
+    """The local store opens (and, for a SQLite file, is writable, sound and at the current
+    schema: what a scheduled run needs); which embedding space its vectors are in."""
     if not ctx.local:
         return
-    from memu_core._compose import open_store
+    from memu_core._compose import store_target
 
+    target = store_target(ctx.settings)
+    path = _sqlite_path(target)
+    before = _revision_before_open(path)
     try:
-        store = open_store(ctx.settings)
+        store = target.open()
     except Exception as exc:
         ctx.stop = True
         detail = str(exc) if isinstance(exc, MemuError) else f"{type(exc).__name__}: {exc}"
@@ -162,19 +170,106 @@ def check_store(ctx: Context) -> Iterator[Row]:
         return
     ctx.store = store
     ctx.closers.append(store.close)
+    if path is not None:
+        yield from _sqlite_rows(ctx, path, before)
     ctx.stored_space = store.fingerprint()
     yield Row("vectors", ctx.stored_space.describe() if ctx.stored_space else "none stored yet")
 
 
+def _sqlite_path(target: Any) -> Path | None:
+    """The store's file when it is a SQLite file (the file checks below are SQLite's)."""
+    if getattr(target.cls, "name", "") != "sqlite":
+        return None
+    from memu_core._stores.sqlite.connection import path_from_url
+
+    return path_from_url(target.url)
+
+
+def _revision_before_open(path: Path | None) -> str | None:
+    # Read before opening: opening a store whose schema is behind upgrades it.
+    if path is None or not path.exists():
+        return None
+    from memu_core._stores.sqlite import health
+
+    try:
+        return health.revision(path)
+    except Exception:  # the open below reports what is wrong with the file
+        return None
+
+
+def _sqlite_rows(ctx: Context, path: Path, before: str | None) -> Iterator[Row]:
+    from memu_core._stores.sqlite import health
+
+    problem = health.write_problem(path)
+    if problem is None:
+        yield Row("writable", "yes")
+    elif problem[0] == "locked":
+        yield Row("writable", problem[1], "warn", "retry when the other memu command has finished")
+    else:
+        yield Row(
+            "writable",
+            f"no: {problem[1]}; scheduled runs cannot commit",
+            "fail",
+            f"give this user write access to the store file and its folder (chmod u+w {shlex.quote(str(path))} "
+            f"{shlex.quote(str(path.parent))}), or point MEMU_DB at a writable place",
+        )
+    found = health.integrity_problems(path)
+    if found:
+        yield Row(
+            "integrity",
+            f"PRAGMA quick_check found damage: {'; '.join(found)}",
+            "fail",
+            f"move {shlex.quote(str(path))} aside, restore it from a backup or rebuild it "
+            "(commit your recall files again; each host's next run re-bridges its sessions)",
+        )
+    else:
+        yield Row("integrity", "ok (quick check)")
+    if before is not None and before != health.HEAD_REVISION:
+        yield Row("schema", f"{health.HEAD_REVISION} (upgraded from {before} on open)")
+    else:
+        yield Row("schema", f"{health.HEAD_REVISION} (current)")
+
+
 def check_embedder(ctx: Context) -> Iterator[Row]:
-    """The configured embedder builds, embeds, and matches the space the store's vectors are in."""
+    """The configured embedder is installed, builds, embeds, and matches the space the store's
+    vectors are in."""
     if not ctx.local:
         return
     from memu_core._compose import embedder_factory
+    from memu_core._engine.embedders import INSTALL_HINTS, LITELLM, LOCAL, choose
+    from memu_core._plugins.manager import get_plugins
+    from memu_core._plugins.registry import EMBEDDERS
 
-    embedder: Embedder | None = embedder_factory(ctx.settings)()
+    registry = get_plugins().lookup(EMBEDDERS)
+    try:
+        choice = choose(ctx.settings, registry)
+    except ConfigError as exc:  # a provider is configured whose distribution is not installed
+        wanted = LOCAL if "memu-embed-local" in str(exc) else LITELLM
+        yield Row("embedder", str(exc), "fail", f"{INSTALL_HINTS[wanted]}, or set MEMU_EMBED_PROVIDER=none")
+        return
+    if choice.embedder is None:
+        why = choice.reason.removesuffix(": lexical retrieval only")
+        if choice.provider is not None:  # lexical-only on purpose
+            yield Row("embedder", f"none (lexical search only; {why})")
+        elif LOCAL in registry:
+            yield Row("embedder", f"none (lexical search only; {why})", "warn", "see docs/embeddings.md for the model")
+        else:
+            yield Row(
+                "embedder",
+                f"none (lexical search only; {why})",
+                "warn",
+                f"for dense search: {INSTALL_HINTS[LOCAL]} (it is then used by default)",
+            )
+        return
+    try:
+        embedder: Embedder | None = embedder_factory(ctx.settings)()
+    except ConfigError as exc:
+        hint = INSTALL_HINTS.get(choice.embedder, "")
+        fix = hint or "install the embedder's distribution, or set MEMU_EMBED_PROVIDER=none for lexical search"
+        yield Row("embedder", f"not installed: {exc}", "fail", fix)
+        return
     if embedder is None:
-        yield Row("embedder", "none (lexical search only; set MEMU_EMBED_PROVIDER=local for dense search)")
+        yield Row("embedder", f"none ({choice.reason})")
         return
     close = getattr(embedder, "close", None)
     if callable(close):
@@ -190,6 +285,56 @@ def check_embedder(ctx: Context) -> Iterator[Row]:
             "fail",
             "run `memu reindex` (or set MEMU_EMBED_PROVIDER back)",
         )
+
+
+def check_permissions(ctx: Context) -> Iterator[Row]:
+    """``~/.memu`` keeps memory private: folders 0700, files 0600 (the store, config, runs)."""
+    from memu_core import _layout
+
+    root = _layout.home()
+    if not root.is_dir():
+        return
+    loose = _loose_modes(root)
+    if not loose:
+        yield Row("permissions", f"{root} private (folders 0700, files 0600)")
+        return
+    shown = ", ".join(f"{p} ({mode:o})" for p, mode in loose[:PERMISSION_EXAMPLES])
+    more = f" and {len(loose) - PERMISSION_EXAMPLES} more" if len(loose) > PERMISSION_EXAMPLES else ""
+    quoted = shlex.quote(str(root))
+    yield Row(
+        "permissions",
+        f"other users can read or enter: {shown}{more}",
+        "warn",
+        f"chmod -R go-rwx {quoted}",
+    )
+
+
+PERMISSION_EXAMPLES = 3
+"""How many too-open paths the permissions row names."""
+PERMISSION_SCAN_LIMIT = 20_000
+"""At most this many entries under ``~/.memu`` are looked at (host mirrors can be large)."""
+
+
+def _loose_modes(root: Path) -> list[tuple[Path, int]]:
+    """Paths under ``root`` (itself included) that group or others can access."""
+    found: list[tuple[Path, int]] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        for entry in (folder, *(os.path.join(folder, f) for f in files)):
+            seen += 1
+            if seen > PERMISSION_SCAN_LIMIT:
+                return found
+            try:
+                info = os.lstat(entry)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+                continue  # a link's own mode means nothing; sockets are bound 0600 by memu
+            mode = stat.S_IMODE(info.st_mode)
+            if mode & 0o077:
+                found.append((Path(entry), mode))
+        dirs.sort()
+    return found
 
 
 def check_retrieval(ctx: Context) -> Iterator[Row]:
@@ -213,8 +358,16 @@ def check_retrieval(ctx: Context) -> Iterator[Row]:
     yield Row("retrieval", f"ok ({hits} hit(s) for a test query; 0 is fine on a new store)")
 
 
-CORE: tuple[Check, ...] = (check_config, check_plugins, check_store, check_embedder, check_retrieval)
-"""What every doctor checks, in order: configuration, plugins, store, embedder, retrieval."""
+CORE: tuple[Check, ...] = (
+    check_config,
+    check_plugins,
+    check_store,
+    check_embedder,
+    check_retrieval,
+    check_permissions,
+)
+"""What every doctor checks, in order: configuration, plugins, store (writable, integrity,
+schema), embedder, retrieval, and the privacy of ``~/.memu``."""
 
 
 _TRANSPORT = ("502", "503", "504", "timeout", "timed out", "connect", "unreachable", "proxy")

@@ -113,6 +113,11 @@ class SqliteStore(MemoryStore):
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
+                if "readonly" in str(exc).replace("-", "").replace(" ", "").lower():
+                    raise StoreError(
+                        f"the SQLite store {self._path!r} is read-only for this user ({exc}); give it and "
+                        "its folder write access, or point MEMU_DB at a writable place"
+                    ) from exc
                 raise StoreError(
                     f"the SQLite store {self._path!r} stayed locked by another writer "
                     f"({exc}); retry when the other memu command has finished"
@@ -147,8 +152,7 @@ class SqliteStore(MemoryStore):
             live = writes.read_live(conn)
             for track, name in dict.fromkeys(keys):
                 row = conn.execute(
-                    f"SELECT {FILE_COLS} FROM files WHERE user_id = ? AND agent_id = ? "
-                    "AND track = ? AND name = ?",
+                    f"SELECT {FILE_COLS} FROM files WHERE user_id = ? AND agent_id = ? AND track = ? AND name = ?",
                     (scope.user_id, scope.agent_id, track, name),
                 ).fetchone()
                 if row is None:
@@ -192,8 +196,7 @@ class SqliteStore(MemoryStore):
         try:
             with self._write() as conn:
                 row = conn.execute(
-                    f"SELECT {FILE_COLS} FROM files WHERE user_id = ? AND agent_id = ? "
-                    "AND track = ? AND name = ?",
+                    f"SELECT {FILE_COLS} FROM files WHERE user_id = ? AND agent_id = ? AND track = ? AND name = ?",
                     (scope.user_id, scope.agent_id, track, name),
                 ).fetchone()
                 if row is None:
@@ -223,9 +226,7 @@ class SqliteStore(MemoryStore):
         nxt = (last.track, last.name, last.id) if len(rows) > limit and last else None
         return page, nxt
 
-    def search_segments_lexical(
-        self, query: str, where: Where, tracks: Sequence[str] | None, limit: int
-    ) -> list[Hit]:
+    def search_segments_lexical(self, query: str, where: Where, tracks: Sequence[str] | None, limit: int) -> list[Hit]:
         """FTS5 ``MATCH`` of the OR-ed query terms, ranked by ``bm25()`` (text above context)."""
         cond, params = scope_sql(c.check_where(where), "s", c.check_tracks(tracks))
         terms, typed = lexical_terms(query)
@@ -242,9 +243,7 @@ class SqliteStore(MemoryStore):
         return hits
 
     @staticmethod
-    def _rank_segments(
-        conn: sqlite3.Connection, match: str, cond: str, params: list[Any], limit: int
-    ) -> list[Hit]:
+    def _rank_segments(conn: sqlite3.Connection, match: str, cond: str, params: list[Any], limit: int) -> list[Hit]:
         """The best ``limit`` segments for one ``MATCH`` expression, by ``bm25()``."""
         w_text, w_context = SEGMENT_WEIGHTS
         score = f"bm25(segments_fts, {w_text}, {w_context}, 0.0)"
@@ -252,8 +251,7 @@ class SqliteStore(MemoryStore):
             # No filter: rank inside FTS alone and look up ids for the winners only; joining
             # every matching row to ``segments`` costs as much as the ranking itself.
             ranked = conn.execute(
-                f"SELECT rowid, {score} AS r FROM segments_fts WHERE segments_fts MATCH ? "
-                "ORDER BY r, rowid LIMIT ?",
+                f"SELECT rowid, {score} AS r FROM segments_fts WHERE segments_fts MATCH ? ORDER BY r, rowid LIMIT ?",
                 (match, limit),
             ).fetchall()
             ids = dict(
@@ -338,9 +336,7 @@ class SqliteStore(MemoryStore):
         out: list[_T] = []
         with self._read() as conn:
             for part in chunks(ids):
-                rows = conn.execute(
-                    f"SELECT {cols} FROM {table} WHERE id IN ({placeholders(len(part))})", tuple(part)
-                )
+                rows = conn.execute(f"SELECT {cols} FROM {table} WHERE id IN ({placeholders(len(part))})", tuple(part))
                 out.extend(build(r) for r in rows)
         return out
 
