@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import tomllib
 from pathlib import Path
 
@@ -78,9 +79,7 @@ def test_codex_toml_round_trip_keeps_comments_and_tables(home: Path) -> None:
     text = path.read_text()
     data = tomllib.loads(text)
     assert data["mcp_servers"]["memu"] == {"command": memu_command()[0], "args": ["mcp"]}
-    assert (
-        data["mcp_servers"]["other"]["args"] == ["--flag"] and data["profiles"]["fast"]["model"] == "gpt-4.1"
-    )
+    assert data["mcp_servers"]["other"]["args"] == ["--flag"] and data["profiles"]["fast"]["model"] == "gpt-4.1"
     assert text.startswith("# my codex settings\n")
     install_for_host("codex")
     assert path.read_text() == text
@@ -88,9 +87,7 @@ def test_codex_toml_round_trip_keeps_comments_and_tables(home: Path) -> None:
     assert path.read_text() == CODEX
 
 
-def test_codex_home_is_honoured_and_unknown_hosts_refused(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_codex_home_is_honoured_and_unknown_hosts_refused(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEX_HOME", str(home / "elsewhere"))
     install_for_host("codex")
     assert "memu" in tomllib.loads((home / "elsewhere" / "config.toml").read_text())["mcp_servers"]
@@ -104,8 +101,20 @@ def test_cli_install_and_remove(home: Path, capsys: pytest.CaptureFixture[str]) 
 
     assert run_app(lambda: build_app(with_plugins=False), ["mcp", "install", "--host", "cursor"]) == 0
     assert "added memu to" in capsys.readouterr().out
-    assert (
-        run_app(lambda: build_app(with_plugins=False), ["mcp", "install", "--host", "cursor", "--remove"])
-        == 0
-    )
+    assert run_app(lambda: build_app(with_plugins=False), ["mcp", "install", "--host", "cursor", "--remove"]) == 0
     assert "removed memu from" in capsys.readouterr().out
+
+
+def test_install_refuses_when_the_mcp_sdk_is_missing_and_names_memus_extra(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memu_core._cli.main import MEMU
+    from memu_core._cli.shell import run
+
+    for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # the SDK is not installed: importing it fails
+    assert run(MEMU, ["mcp", "install", "--host", "cursor"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install 'memu-core[mcp]'" in err[0] and "mcp>=2" not in err[0], err
+    assert not (home / ".cursor" / "mcp.json").exists()  # nothing registered that cannot start

@@ -11,14 +11,12 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp.server.mcpserver", reason="memu mcp needs the mcp SDK 2.x (pip install 'mcp>=2')")
+pytest.importorskip("mcp.server.mcpserver", reason="memu mcp needs the mcp SDK 2.x (pip install 'memu-core[mcp]')")
 
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}
-    env.update(
-        {"HOME": str(home), "MEMU_EMBED_PROVIDER": "none", "MEMU_SERVE_AUTOSTART": "0", "HF_HUB_OFFLINE": "1"}
-    )
+    env.update({"HOME": str(home), "MEMU_EMBED_PROVIDER": "none", "MEMU_SERVE_AUTOSTART": "0", "HF_HUB_OFFLINE": "1"})
     return env
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memu_core._atomic import write_text
-from memu_core.errors import UsageError
+from memu_core.errors import ConfigError, UsageError
 
 HOSTS = ("claude-code", "cursor", "codex")
 ENTRY = "memu"
@@ -131,6 +131,12 @@ def _edit_toml(path: Path, remove: bool) -> bool:
 def install_for_host(host: str, *, remove: bool = False) -> str:
     """Add (or remove) memu in ``host``'s MCP configuration; the line to print."""
     path = config_path(host)
+    if not remove:
+        from memu_core._mcp.server import SDK_MISSING, sdk_installed
+
+        # A registered server that cannot start fails silently inside the host: refuse instead.
+        if not sdk_installed():
+            raise ConfigError(f"{SDK_MISSING}, then rerun `memu mcp install --host {host}`; {path} is unchanged")
     changed = _edit_toml(path, remove) if host == "codex" else _edit_json(path, remove)
     if remove:
         return f"removed memu from {path}" if changed else f"memu was not configured in {path}"

@@ -63,6 +63,20 @@ class _Backend:
                 self._backend = None
 
 
+INSTALL_LINE = "pip install 'memu-core[mcp]'"
+"""memu's own extra for the MCP SDK (2.x), the line every hint names."""
+SDK_MISSING = f"`memu mcp` needs the MCP SDK 2.x, which is not installed: run `{INSTALL_LINE}`"
+
+
+def sdk_installed() -> bool:
+    """Whether the MCP SDK 2.x that ``memu mcp`` serves with can be imported."""
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def build_server(backend_provider: Any = None) -> Any:
     """The ``MCPServer`` with memu's four tools (``backend_provider()`` returns the backend)."""
     from memu_core.errors import ConfigError, MemuError
@@ -71,7 +85,7 @@ def build_server(backend_provider: Any = None) -> Any:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
     except ImportError:
-        raise ConfigError("`memu mcp` needs the MCP SDK 2.x: run `pip install 'mcp>=2'`") from None
+        raise ConfigError(SDK_MISSING) from None
 
     backends = _Backend() if backend_provider is None else None
     provide = backend_provider or backends.get  # type: ignore[union-attr]
