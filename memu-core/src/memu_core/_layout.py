@@ -16,13 +16,14 @@
 
 Everything else asks here, so moving a file is one edit. Each answer is computed when asked:
 ``HOME`` and the overriding variables are read at that moment (tests and ``memu serve`` change
-them). Stdlib only, and nothing beyond ``os`` and ``pathlib`` at import: the per-turn client
+them). Stdlib only, and nothing beyond ``os``, ``stat`` and ``pathlib`` at import: the per-turn client
 asks it where the socket is.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +50,7 @@ TRACKS: tuple[str, ...] = ("memory", "skill")
 
 
 def home() -> Path:
-    """``~/.memu`` (not created)."""
+    """``~/.memu`` (not created; :func:`ensure_private_dir` makes it, 0700)."""
     return Path(os.path.expanduser(HOME_DIR))
 
 
@@ -81,12 +82,40 @@ def run_dir() -> Path:
     return Path(os.path.expanduser(raw)) if raw else home() / "run"
 
 
+class RunDirError(ValueError):
+    """The run directory cannot be used safely. Its message is one line naming ``MEMU_RUN_DIR``
+    and the fix; the warm server's callers raise it again as a ``UsageError`` (this module sits
+    below :mod:`memu_core.errors`)."""
+
+
 def ensure_run_dir() -> Path:
-    """Create the run directory private to the user (0700), tightening it if it exists."""
+    """The run directory, private to the user: created 0700 when missing, tightened to 0700
+    inside ``~/.memu``.
+
+    A folder another user owns, or that other users may write into (they could plant a socket
+    of their own), raises :class:`RunDirError`; a folder of this user's outside ``~/.memu`` is
+    never chmod-ed (``MEMU_RUN_DIR`` may name a folder memu did not create).
+    """
     path = run_dir()
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if os.name == "posix" and (path.stat().st_mode & 0o777) != 0o700:
-        os.chmod(path, 0o700)
+    if os.name != "posix":
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return ensure_private_dir(path)
+    fix = f"point {RUN_DIR_ENV} at a folder of your own that only you can write, or unset it to use {HOME_DIR}/run"
+    if not stat.S_ISDIR(info.st_mode):
+        raise RunDirError(f"{RUN_DIR_ENV} {path} is not a folder; {fix}")
+    if info.st_uid != os.geteuid():
+        raise RunDirError(f"{RUN_DIR_ENV} {path} belongs to another user (uid {info.st_uid}); {fix}")
+    if within_home(path):
+        return ensure_private_dir(path)
+    if info.st_mode & 0o022:
+        raise RunDirError(
+            f"{RUN_DIR_ENV} {path} can be written by other users (mode {stat.S_IMODE(info.st_mode):o}); "
+            f"run `chmod 700 {path}`, or {fix}"
+        )
     return path
 
 
@@ -141,6 +170,97 @@ def events_companion(suffix: str) -> Path:
     ``report error`` ledger); ``events.jsonl`` gives ``events.dropped``."""
     spool = events_spool()
     return spool.with_name(f"{spool.stem}.{suffix}")
+
+
+# -- privacy: folders 0700, files 0600 ---------------------------------------------------------
+PRIVATE_DIR = 0o700
+"""The mode of every folder memu creates (``~/.memu`` and what is under it, a host's tree)."""
+PRIVATE_FILE = 0o600
+"""The mode of every file memu creates: they hold memories, transcripts and settings."""
+
+
+def within_home(path: Path) -> bool:
+    """Whether ``path`` is ``~/.memu`` or lies under it (compared without following links)."""
+    root = os.path.abspath(home())
+    here = os.path.abspath(path)
+    return here == root or here.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Make folder ``path`` exist, private to this user; return it.
+
+    Folders it creates (``path`` and any missing parent) are 0700 whatever the umask. Existing
+    folders are tightened to 0700 only inside ``~/.memu`` (from ``path`` up to ``~/.memu``) and
+    only when this user owns them: a folder outside ``~/.memu`` that memu did not create (the
+    one holding a user-chosen ``MEMU_DB``, say) is left as it is.
+    """
+    missing: list[Path] = []
+    probe = Path(os.path.abspath(path))
+    while not probe.is_dir() and probe.parent != probe:
+        missing.append(probe)
+        probe = probe.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, PRIVATE_DIR)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue  # made by a process running alongside: checked below like any other
+        if os.name == "posix":
+            os.chmod(folder, PRIVATE_DIR)  # the umask may have taken bits the owner needs
+    if os.name == "posix" and within_home(path):
+        here = Path(os.path.abspath(path))
+        top = Path(os.path.abspath(home()))
+        while True:
+            _tighten(here)
+            if here == top or here.parent == here:
+                break
+            here = here.parent
+    return path
+
+
+def tighten_file(path: Path) -> bool:
+    """Take group and other access off ``path`` when it lies inside ``~/.memu`` and this user
+    owns it (a file elsewhere is the user's); ``True`` if its mode changed."""
+    if os.name != "posix" or not within_home(path):
+        return False
+    return _tighten(path)
+
+
+def private_opener(path: str, flags: int) -> int:
+    """``open(..., opener=private_opener)``: a file the call creates is 0600."""
+    return os.open(path, flags, PRIVATE_FILE)
+
+
+def tighten_tree(root: Path) -> int:
+    """Take group and other access off ``root`` and everything under it that this user owns
+    (links are not followed); return how many paths changed. ``init`` runs it on ``~/.memu``."""
+    if os.name != "posix" or not root.is_dir():
+        return 0
+    fixed = int(_tighten(root))
+    for folder, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            fixed += _tighten(Path(folder) / name)
+    return fixed
+
+
+def _tighten(path: Path) -> bool:
+    """Clear the group and other bits of ``path`` (the owner's stay: an executable wrapper keeps
+    its ``x``) if this user owns it; links and sockets are left alone."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(info.st_mode) or stat.S_ISSOCK(info.st_mode) or info.st_uid != os.geteuid():
+        return False
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & 0o077:
+        return False
+    try:
+        os.chmod(path, mode & 0o700)
+    except OSError:
+        return False
+    return True
 
 
 def plugin_dir(name: str) -> Path:
@@ -210,6 +330,11 @@ class Layout:
     def resources(self) -> Path:
         """The verified resources the resource job describes."""
         return self.base / "resources.md"
+
+    @property
+    def backlog(self) -> Path:
+        """How many changed sessions the last ``prepare`` left for later runs."""
+        return self.base / ".backlog.json"
 
     @property
     def lock(self) -> Path:

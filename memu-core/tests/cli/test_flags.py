@@ -92,7 +92,14 @@ def test_values_are_converted_as_declared() -> None:
         "as_json": False,
         **overrides,
     }
-    assert flags.HOST_PREPARE.parse([]) == {"base_dir": None, "session_dir": "", "max_jobs": 10, "as_json": False}
+    assert flags.HOST_PREPARE.parse([]) == {
+        "base_dir": None,
+        "session_dir": "",
+        "max_jobs": 0,
+        "budget_kb": None,
+        "as_json": False,
+        "abandon_unfinished": False,
+    }
 
 
 def test_help_is_filled_from_the_context() -> None:

@@ -26,7 +26,13 @@ from memu_core._log import get_logger
 from memu_core.errors import Unsupported, UsageError
 from memu_core.interfaces import AgenticMemoryBackend, TranscriptSource
 
-DEFAULT_MAX_JOBS = 10
+DEFAULT_MAX_JOBS = 0
+"""``--max-jobs`` when not given: no fixed count, as many sessions as fit the budget."""
+AUTO_MAX_SESSIONS = 250
+"""The most sessions one run takes when no ``--max-jobs`` is given."""
+DEFAULT_BUDGET_KB = 12288
+"""Conversation text (KiB of staged slices) one run takes by default: a 1,000-session backlog of
+ordinary sessions drains in a handful of runs instead of a hundred."""
 log = get_logger("memu.bridge")
 
 
@@ -127,6 +133,7 @@ def prepare(
     backend: Callable[[], AgenticMemoryBackend],
     *,
     max_jobs: int = DEFAULT_MAX_JOBS,
+    budget_kb: int | None = None,
     environ: Mapping[str, str] = os.environ,
     cwd: Path | None = None,
     abandon_unfinished: bool = False,
@@ -137,7 +144,7 @@ def prepare(
     (``abandon_unfinished`` drops it). Emits ``memory_list_succeeded`` (or ``_failed``) around
     the store listing and, once the run marker is written, ``memory_update_started``.
     """
-    report = _prepare(spec, source, layout, backend, max_jobs, environ, cwd, abandon_unfinished)
+    report = _prepare(spec, source, layout, backend, (max_jobs, budget_kb), environ, cwd, abandon_unfinished)
     # memU's update starts where the run marker is written (or the launch says bridging run).
     if layout.run_marker.exists() or environ.get(selfskip.BRIDGING_RUN_ENV, "").strip():
         events.update_started(host=spec.id, session_env=spec.session_id_env)
@@ -149,13 +156,12 @@ def _prepare(
     source: TranscriptSource,
     layout: Layout,
     backend: Callable[[], AgenticMemoryBackend],
-    max_jobs: int,
+    limits: tuple[int, int | None],
     environ: Mapping[str, str],
     cwd: Path | None,
     abandon_unfinished: bool = False,
 ) -> PrepareReport:
-    if max_jobs < 1:
-        raise UsageError(f"--max-jobs {max_jobs} is not a positive number; pass 1 or more")
+    max_jobs, budget = _limits(*limits)
     if not source.exists():
         raise UsageError(
             f"no {spec.display} session log at {source.root()}; "
@@ -183,7 +189,7 @@ def _prepare(
         shutil.rmtree(stage, ignore_errors=True)
         stage.mkdir(parents=True)
         try:
-            found = scan.scan(source, cursor if isinstance(cursor, dict) else {}, skip, max_jobs, stage)
+            found = scan.scan(source, cursor if isinstance(cursor, dict) else {}, skip, max_jobs, stage, budget)
             # Mirror before touching this run's files: if the store is unreachable, the previous
             # run's jobs, slices and staged cursor are all still as they were.
             with events.step("memory_list", host=spec.id, session_env=spec.session_id_env) as listed:
@@ -208,12 +214,29 @@ def _prepare(
         report.run = marker.run
         report.sessions = len(found.picked)
         report.remaining = found.remaining
+        write_json(layout.backlog, {"remaining": found.remaining, "sessions": report.sessions})
         report.corrupt = found.corrupt
         report.unreadable = found.unreadable
         report.warnings.extend(_line_warnings(found))
         report.skipped_self = found.skipped_self
     log.debug("prepare staged", host=spec.id, sessions=report.sessions, jobs=report.jobs, jobs_dir=str(layout.jobs))
     return report
+
+
+def _limits(max_jobs: int, budget_kb: int | None) -> tuple[int, int | None]:
+    """``(session cap, byte budget or None)`` from ``--max-jobs`` and ``--budget-kb``.
+
+    A given ``--max-jobs`` is a fixed count (memU's behaviour) unless a budget is given too; with
+    neither, a run takes as many sessions as fit :data:`DEFAULT_BUDGET_KB`, at most
+    :data:`AUTO_MAX_SESSIONS`.
+    """
+    if max_jobs < 0:
+        raise UsageError(f"--max-jobs {max_jobs} is negative; pass 0 (as many as fit the budget) or more")
+    if budget_kb is not None and budget_kb < 1:
+        raise UsageError(f"--budget-kb {budget_kb} is not a positive number; pass 1 or more")
+    if max_jobs == 0:
+        return AUTO_MAX_SESSIONS, (budget_kb or DEFAULT_BUDGET_KB) * 1024
+    return max_jobs, budget_kb * 1024 if budget_kb else None
 
 
 NAMED_FILES = 5

@@ -45,6 +45,19 @@ class ScanResult:
     cursor: dict[str, Any] = field(default_factory=dict)
 
 
+def _staged_size(stage: Path, stem: str) -> int:
+    """Bytes of the conversation slice the memory job reads for one staged session."""
+    try:
+        return (stage / f"{stem}.jsonl").stat().st_size
+    except OSError:
+        return 0
+
+
+def _unstage(stage: Path, stem: str) -> None:
+    for suffix in (".jsonl", "_full.jsonl"):
+        (stage / f"{stem}{suffix}").unlink(missing_ok=True)
+
+
 def _unchanged(entry: Any, session: SessionFile) -> bool:
     if not isinstance(entry, dict):
         return False
@@ -54,13 +67,26 @@ def _unchanged(entry: Any, session: SessionFile) -> bool:
     return entry.get("offset") == session.size and isinstance(entry.get("lines"), int)
 
 
-def scan(source: TranscriptSource, cursor: dict[str, Any], skip: set[str], max_jobs: int, stage: Path) -> ScanResult:
+BUDGET_CHUNK = 32
+"""Sessions mined at a time while a size budget is being filled: at most one chunk is read
+beyond the budget, and what was read past it is left for the next run, cursor untouched."""
+
+
+def scan(
+    source: TranscriptSource,
+    cursor: dict[str, Any],
+    skip: set[str],
+    max_jobs: int,
+    stage: Path,
+    budget_bytes: int | None = None,
+) -> ScanResult:
     """Pick up to ``max_jobs`` sessions with new records, stage their slices and cursors.
 
     Half the slots (rounded down) go to the newest changed sessions, the rest to the oldest; a
     changed session that turns out to hold no new record (only a half-written line, say) has its
     cursor refreshed and takes no slot. Sessions listed in ``skip`` are passed over (``continue``,
-    never ``break``): they are this host's own bridging runs.
+    never ``break``): they are this host's own bridging runs. With ``budget_bytes`` the run also
+    stops once the staged conversation slices reach that size (the first session always fits).
     """
     result = ScanResult(cursor=dict(cursor))
     candidates: list[tuple[str, SessionFile]] = []
@@ -76,14 +102,20 @@ def scan(source: TranscriptSource, cursor: dict[str, Any], skip: set[str], max_j
     newest = max_jobs // 2
     order = candidates[:newest] + candidates[newest:][::-1]
     done = 0
-    while len(result.picked) < max_jobs and done < len(order):
-        batch = order[done : done + max_jobs - len(result.picked)]
+    used = 0
+    full = False
+    while len(result.picked) < max_jobs and done < len(order) and not full:
+        room = max_jobs - len(result.picked)
+        batch = order[done : done + (room if budget_bytes is None else min(room, BUDGET_CHUNK))]
         tasks = []
         for n, (key, session) in enumerate(batch, done):
             previous = cursor.get(key)
             tasks.append((key, session, previous if isinstance(previous, dict) else None, f"c{n}"))
-        done += len(batch)
         for mined in mine_batch(source, stage, tasks):
+            if full:
+                _unstage(stage, mined.stem)  # read past the budget: the next run mines it again
+                continue
+            done += 1
             if mined.entry is None:
                 result.unreadable += 1
                 if mined.error:
@@ -96,6 +128,9 @@ def scan(source: TranscriptSource, cursor: dict[str, Any], skip: set[str], max_j
             if mined.records:
                 result.picked.append(mined)
                 result.redacted += mined.redacted
+                if budget_bytes is not None:
+                    used += _staged_size(stage, mined.stem)
+                    full = used >= budget_bytes
     result.remaining = len(order) - done
     log.debug(
         "sessions scanned",

@@ -228,7 +228,19 @@ NAME = Param("name", "Name of the recall file to delete.", required=True)
 TRACK = Param("track", "Its track.", flag="--track", default="memory")
 BASE_DIR = Param("base_dir", "Working tree (default {host_tree}).", flag="--base-dir")
 SESSION_DIR = Param("session_dir", "Session logs (default {session_dir}).", flag="--session-dir", default="")
-MAX_JOBS = Param("max_jobs", "Sessions to mine this run.", flag="--max-jobs", kind=int, default=10)
+MAX_JOBS = Param(
+    "max_jobs",
+    "Sessions to mine this run (0: as many as fit --budget-kb, at most 250).",
+    flag="--max-jobs",
+    kind=int,
+    default=0,
+)
+BUDGET_KB = Param(
+    "budget_kb",
+    "Conversation text one run takes, in KiB (default 12288 when --max-jobs is 0).",
+    flag="--budget-kb",
+    kind=int,
+)
 ABANDON = Param(
     "abandon_unfinished",
     "Drop an unfinished run whose agent is gone (its sessions are offered again).",
@@ -261,7 +273,7 @@ HOST_RETRIEVE = Command(
 HOST_PREPARE = Command(
     "prepare",
     "Mine new session turns into job files for the agent (cursor staged until commit).",
-    (BASE_DIR, SESSION_DIR, MAX_JOBS, AS_JSON, ABANDON),
+    (BASE_DIR, SESSION_DIR, MAX_JOBS, BUDGET_KB, AS_JSON, ABANDON),
 )
 HOST_COMMIT = Command(
     "commit", "Store what the agent changed in the mirror and advance the cursor.", (BASE_DIR, RUN_ID)

@@ -38,6 +38,7 @@ def run_prepare(
     base_dir: str | None,
     session_dir: str,
     max_jobs: int,
+    budget_kb: int | None = None,
     as_json: bool = False,
     abandon_unfinished: bool = False,
 ) -> None:
@@ -52,7 +53,13 @@ def run_prepare(
     layout = _layout(spec, base_dir)
     source = spec.make_source(session_dir or None)
     report = pipeline.prepare(
-        spec, source, layout, open_backend, max_jobs=max_jobs, abandon_unfinished=abandon_unfinished
+        spec,
+        source,
+        layout,
+        open_backend,
+        max_jobs=max_jobs,
+        budget_kb=budget_kb,
+        abandon_unfinished=abandon_unfinished,
     )
     _refresh_instruction(spec, report)
     try:
