@@ -50,6 +50,7 @@ def test_the_plugin_tutorial_example_runs(
     monkeypatch.setitem(sys.modules, module.__name__, module)
     log = tmp_path / "events.jsonl"
     monkeypatch.setenv("MEMU_EVENT_LOG", str(log))
+    monkeypatch.setenv("MEMU_TELEMETRY", "1")  # events reach installed sinks only when switched on
 
     from memu_core._cli.main import main
     from memu_core.testing import fake_entry_point, registered

@@ -8,10 +8,11 @@
       cache/instructions/   the last good served template of each name (and its .sig)
       cache/docs/<id>/      the last good served guides of host <id> (and their .sig)
       run/                  the warm server: memu.sock, serve.lock,  ($MEMU_RUN_DIR)
-                            serve.json, serve.log
+                            serve.json, serve.log, autostart-noted
       hosts/<id>/           each host's bridging working tree        (--base-dir; see Layout)
       events.jsonl          the telemetry spool, beside it events.dropped, events.errors and
                             events.*.sending                           ($MEMU_EVENTS_SPOOL)
+      models/               local embedding models exported for ONNX Runtime ($MEMU_MODELS_DIR)
       <plugin>/             a plugin's own files (memu-server: server/keys.sqlite3)
 
 Everything else asks here, so moving a file is one edit. Each answer is computed when asked:
@@ -44,6 +45,7 @@ SOCKET_NAME = "memu.sock"
 LOCK_NAME = "serve.lock"
 PID_NAME = "serve.json"
 LOG_NAME = "serve.log"
+AUTOSTART_NOTED_NAME = "autostart-noted"
 
 TRACKS: tuple[str, ...] = ("memory", "skill")
 """The recall-file tracks the bridging run mirrors and the agent edits, one folder each."""
@@ -137,6 +139,11 @@ def serve_pidfile() -> Path:
 def serve_log() -> Path:
     """Where a background-started server writes its stderr."""
     return run_dir() / LOG_NAME
+
+
+def serve_autostart_noted() -> Path:
+    """Present once the user has been told that retrieve starts the warm server by itself."""
+    return run_dir() / AUTOSTART_NOTED_NAME
 
 
 # -- bridging working trees --------------------------------------------------------------------
@@ -244,6 +251,34 @@ def tighten_tree(root: Path) -> int:
     return fixed
 
 
+def exposure(root: Path, limit: int = 20_000) -> tuple[list[tuple[Path, int]], list[tuple[Path, int]]]:
+    """What keeps ``root`` (and what is under it, links not followed) from being private:
+    ``(foreign, loose)``, the paths another user owns with their uid, and those group or others
+    may access with their mode. At most ``limit`` entries are looked at (mirrors can be large)."""
+    foreign: list[tuple[Path, int]] = []
+    loose: list[tuple[Path, int]] = []
+    if os.name != "posix":
+        return foreign, loose
+    me, seen = os.geteuid(), 0
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for entry in (folder, *(os.path.join(folder, f) for f in sorted(files))):
+            seen += 1
+            if seen > limit:
+                return foreign, loose
+            try:
+                info = os.lstat(entry)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                continue
+            if info.st_uid != me:
+                foreign.append((Path(entry), info.st_uid))
+            elif not stat.S_ISSOCK(info.st_mode) and info.st_mode & 0o077:
+                loose.append((Path(entry), stat.S_IMODE(info.st_mode)))
+    return foreign, loose
+
+
 def _tighten(path: Path) -> bool:
     """Clear the group and other bits of ``path`` (the owner's stay: an executable wrapper keeps
     its ``x``) if this user owns it; links and sockets are left alone."""
@@ -261,6 +296,17 @@ def _tighten(path: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+MODELS_DIR_ENV = "MEMU_MODELS_DIR"
+"""Names another folder for exported embedding models (process environment only)."""
+
+
+def models_dir() -> Path:
+    """``~/.memu/models`` (or ``$MEMU_MODELS_DIR``): embedding models exported once for ONNX
+    Runtime, one folder each, shared by every process (not created)."""
+    raw = os.environ.get(MODELS_DIR_ENV)
+    return Path(os.path.expanduser(raw)) if raw else home() / "models"
 
 
 def plugin_dir(name: str) -> Path:

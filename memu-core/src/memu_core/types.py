@@ -286,3 +286,23 @@ class Event:
     """Counts and durations of the step (``latency_ms``, ``recall_file_count``…)."""
     host: str = ""
     """The host id of the binary that emitted it (``codex``); empty for ``memu`` itself."""
+    event_id: str = ""
+    """A fresh random UUID per event: the idempotency key a receiving server deduplicates by."""
+    client_instance_id: str = ""
+    """``MEMU_CLIENT_ID``: an opaque random id per machine and OS user (empty when none exists)."""
+    context: dict[str, str] = field(default_factory=dict)
+    """Who reported it: ``client_version``, ``agent_platform``, ``os``, ``deployment_mode``,
+    ``reported_by`` and, only when the host exported one, ``session_id``."""
+
+    def envelope(self) -> dict[str, object]:
+        """The event as memU's ingest route takes it: one JSON object per event."""
+        at = self.occurred_at.astimezone(_dt.UTC)
+        return {
+            "event_id": self.event_id,
+            "event_name": self.name,
+            "client_type": "memu_cli",
+            "client_instance_id": self.client_instance_id,
+            "occurred_at": at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z",
+            "context": dict(self.context),
+            "properties": dict(self.properties),
+        }

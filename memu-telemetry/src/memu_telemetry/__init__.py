@@ -1,1 +1,1 @@
-"""memu telemetry: an opt-in, local-first EventSink (spool, flush, report verbs)."""
+"""memu telemetry: an opt-in, local-first EventSink (spool, flush, `memu events`)."""

@@ -20,6 +20,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memu_core import v4
+from memu_server.events import ROUTE, STATS_ROUTE, EventLog, InvalidEvent, check
 from memu_server.faults import FAULTS_ENV, FaultMiddleware, FaultPlan
 from memu_server.keys import KeyStore
 from memu_server.models import CommitBody, ErrorBody, ForgetBody, SearchBody, plain
@@ -77,8 +78,11 @@ async def _too_large(send: Any, limit: int) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None = None) -> FastAPI:
-    """The v4 API over ``backend``; ``keys`` ``None`` means no authentication (Unix socket only)."""
+def create_app(
+    backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None = None, events: EventLog | None = None
+) -> FastAPI:
+    """The v4 API over ``backend``; ``keys`` ``None`` means no authentication (Unix socket only).
+    With ``events``, also memU's event ingest route and its stats, under the same keys."""
     app = FastAPI(
         title="memu-server",
         version="4",
@@ -160,6 +164,9 @@ def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None 
         request that names no scope acts in this one. ``memu config --cloud`` records it."""
         return v4.whoami(caller)
 
+    if events is not None:
+        _add_event_routes(app, events, Caller)
+
     @app.get("/healthz", include_in_schema=False)
     def health() -> dict[str, bool]:
         return {"ok": True}
@@ -171,3 +178,23 @@ def create_app(backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None 
     if plan is not None:
         app.add_middleware(FaultMiddleware, plan=plan)
     return app
+
+
+def _add_event_routes(app: FastAPI, log: EventLog, caller: Any) -> None:
+    """memU's ingest route (one envelope per POST, deduplicated by ``event_id``) and the stats."""
+
+    @app.post(ROUTE, responses=ERRORS, summary="Receive one telemetry event", status_code=202)
+    def ingest(envelope: dict[str, Any], scope: caller) -> dict[str, Any]:
+        """Store the event once; a re-sent ``event_id`` is acknowledged and not stored again."""
+        try:
+            checked = check(envelope)
+        except InvalidEvent as exc:
+            raise v4.ApiError(422, str(exc), "VALIDATION_ERROR") from None
+        user = scope.user_id if isinstance(scope, v4.ScopeKey) else None
+        stored = log.add(checked, user)
+        return {"accepted": True, "duplicate": not stored}
+
+    @app.get(STATS_ROUTE, responses=ERRORS, summary="Events received, per day and name")
+    def stats(scope: caller) -> dict[str, Any]:
+        """Counts per day and event name, newest day first."""
+        return {"days": log.stats()}

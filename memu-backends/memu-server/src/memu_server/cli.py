@@ -19,6 +19,8 @@ app = new_app(
 )
 keys_app = sub_app("API keys: each is bound to one user (and optionally one agent).")
 app.add_typer(keys_app, name="keys")
+events_app = sub_app("Telemetry events memu clients sent to this server (memU's ingest route).")
+app.add_typer(events_app, name="events")
 
 KeysOpt = Annotated[
     Optional[Path],  # noqa: UP045
@@ -30,6 +32,14 @@ def _keys(path: Path | None):  # type: ignore[no-untyped-def]
     from memu_server.keys import KeyStore, default_keys_path
 
     return KeyStore(path.expanduser() if path else default_keys_path())
+
+
+def _events(path: Path | None):  # type: ignore[no-untyped-def]
+    # The events table lives in the server's own database, beside the keys.
+    from memu_server.events import EventLog
+    from memu_server.keys import default_keys_path
+
+    return EventLog(path.expanduser() if path else default_keys_path())
 
 
 @app.command()
@@ -66,6 +76,7 @@ def serve(
     tcp = None if no_tcp else bind_tcp(host, port)
     listeners = []
     backend = serving_backend()
+    received = _events(keys)
     if tcp is not None:
         store = _keys(keys)
         if not store.list():
@@ -73,7 +84,7 @@ def serve(
                 "warning: no API keys yet; create one with `memu-server keys create --user-id U`",
                 file=sys.stderr,
             )
-        listeners.append((create_app(backend, keys=store), tcp))
+        listeners.append((create_app(backend, keys=store, events=received), tcp))
         address, bound_port = tcp.getsockname()[:2]
         shown = f"[{address}]" if ":" in address else address  # an IPv6 address in a URL
         print(
@@ -84,7 +95,7 @@ def serve(
     ours = None
     if socket_path is not None:
         path = socket_path.expanduser()
-        listeners.append((create_app(backend, keys=None), bind_private_socket(path)))
+        listeners.append((create_app(backend, keys=None, events=received), bind_private_socket(path)))
         ours = _identity(path)
         print(f"memu-server: unix socket {path} (this user only)", file=sys.stderr, flush=True)
     if published is not None:
@@ -156,6 +167,26 @@ def keys_revoke(
     """Revoke a key: its next request gets 401."""
     info = _keys(keys).revoke(key_id)
     print(f"revoked key {info.id} (user_id={info.user_id})")
+
+
+@events_app.command("stats")
+def events_stats(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object, as the stats route answers.")] = False,
+    keys: KeysOpt = None,
+) -> None:
+    """Events received, counted per day and event name (newest day first)."""
+    import json
+
+    rows = _events(keys).stats()
+    if as_json:
+        print(json.dumps({"days": rows}, indent=2))
+        return
+    if not rows:
+        print("no events received yet")
+        return
+    width = max(len(r["event_name"]) for r in rows)
+    for r in rows:
+        print(f"{r['day']}  {r['event_name']:<{width}}  {r['count']}")
 
 
 SERVER = Binary("memu-server", lambda _args: app, distribution="memu-server")

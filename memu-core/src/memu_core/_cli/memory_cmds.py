@@ -14,6 +14,7 @@ from typing import Any
 from memu_core import _events as events
 from memu_core._cli import overrides
 from memu_core._cli.output import print_json
+from memu_core._retrieve_output import budget, fit
 from memu_core.errors import UsageError
 
 
@@ -37,6 +38,7 @@ def retrieve(
     user_id: str | None,
     agent_id: str | None,
     as_json: bool = False,
+    max_bytes: int | None = None,
     **local: str | None,
 ) -> None:
     """``memu retrieve QUERY ...``: the warm server's answer when one is up, else the engine here.
@@ -55,9 +57,12 @@ def retrieve(
             warm = warm_retrieve(query, where or None, top_k=top_k, tracks=track or None, autostart=not overridden)
             if warm is not None:
                 properties.update(warm=True, result_count=events.result_count(warm))
-                print_json(warm)
+                print_json(fit(warm, budget(max_bytes)))
                 return
-        properties.update(warm=False, result_count=run_retrieve(query, top_k=top_k, tracks=track, where=where))
+        properties.update(
+            warm=False,
+            result_count=run_retrieve(query, top_k=top_k, tracks=track, where=where, max_bytes=max_bytes),
+        )
 
 
 def list_files(*, as_json: bool, user_id: str | None, agent_id: str | None, **local: str | None) -> None:
@@ -219,14 +224,16 @@ def _print_commit(result: dict[str, Any], forgotten: list[dict[str, Any]], as_js
             print(f"  - {item['track']}/{item['name']}")
 
 
-def run_retrieve(query: str, *, top_k: int | None, tracks: list[str] | None, where: dict[str, str]) -> int:
-    """``memu retrieve``: JSON on stdout; returns how many items it held."""
+def run_retrieve(
+    query: str, *, top_k: int | None, tracks: list[str] | None, where: dict[str, str], max_bytes: int | None = None
+) -> int:
+    """``memu retrieve``: JSON on stdout, within the byte budget; returns how many items it held."""
     backend = _backend()
     try:
         result = backend.progressive_retrieve(query, where or None, top_k=top_k, tracks=tracks or None)
     finally:
         backend.close()
-    print_json(result)
+    print_json(fit(result, budget(max_bytes)))
     return events.result_count(result)
 
 

@@ -35,7 +35,7 @@ class Binary:
     process imports this module before it does anything.
     """
 
-    __slots__ = ("build", "distribution", "fast", "prog")
+    __slots__ = ("build", "distribution", "fast", "host", "prog", "session_env")
 
     prog: str
     """The command name (``memu-codex``), used in usage lines and completion."""
@@ -46,6 +46,10 @@ class Binary:
     """The distribution whose version ``--version`` prints (default ``memu-core``)."""
     fast: Callable[[Sequence[str]], Callable[[], Any] | None] | None
     """Returns a ready-to-run action for the plain forms of the per-turn commands, else ``None``."""
+    host: str
+    """The host id of a ``memu-<host>`` binary (its events name it); empty for the others."""
+    session_env: str
+    """The variable the host exports its session id in (events carry it when set)."""
 
     def __init__(
         self,
@@ -53,11 +57,15 @@ class Binary:
         build: Callable[[Sequence[str]], typer.Typer],
         distribution: str = "memu-core",
         fast: Callable[[Sequence[str]], Callable[[], Any] | None] | None = None,
+        host: str = "",
+        session_env: str = "",
     ) -> None:
         self.prog = prog
         self.build = build
         self.distribution = distribution
         self.fast = fast
+        self.host = host
+        self.session_env = session_env
 
     def __repr__(self) -> str:
         return f"Binary({self.prog!r}, distribution={self.distribution!r})"
@@ -119,7 +127,14 @@ def run(binary: Binary, argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["--version"]:
         sys.stdout.write(version_line(binary.prog, binary.distribution) + "\n")
         return 0
-    return handled(lambda: _dispatch(binary, args), verbose=verbose, prog=binary.prog)
+    command = next((a for a in args if not a.startswith("-")), "")
+
+    def report(exc: BaseException) -> None:
+        from memu_core import _events
+
+        _events.cli_error(exc, command, host=binary.host, session_env=binary.session_env)
+
+    return handled(lambda: _dispatch(binary, args), verbose=verbose, prog=binary.prog, report=report)
 
 
 def _dispatch(binary: Binary, args: list[str]) -> Any:
@@ -131,13 +146,25 @@ def _dispatch(binary: Binary, args: list[str]) -> Any:
     return invoke(binary.build(args), args, binary.prog)
 
 
-def handled(call: Callable[[], Any], *, verbose: bool, prog: str = "memu") -> int:
-    """Run ``call`` and turn its outcome into an exit code; every failure is one stderr line."""
-    from memu_core.errors import MemuError
+def handled(
+    call: Callable[[], Any],
+    *,
+    verbose: bool,
+    prog: str = "memu",
+    report: Callable[[BaseException], None] | None = None,
+) -> int:
+    """Run ``call`` and turn its outcome into an exit code; every failure is one stderr line.
+
+    ``report`` hears of each failure that is not a usage mistake (the ``cli_error`` event: the
+    exception's class and reduced frames, never its message); it must not raise.
+    """
+    from memu_core.errors import MemuError, UsageError
 
     try:
         result = call()
     except MemuError as exc:
+        if report is not None and (type(exc) is not UsageError):  # a typo is not a failure of memu
+            report(exc)
         return _fail(str(exc), exc.exit_code, verbose)
     except KeyboardInterrupt:
         return INTERRUPTED
@@ -153,6 +180,8 @@ def handled(call: Callable[[], Any], *, verbose: bool, prog: str = "memu") -> in
             code = framework_exit(exc, prog)
             if code is not None:
                 return code
+        if report is not None:
+            report(exc)
         return _fail(
             f"internal error: {type(exc).__name__}: {exc} (rerun with -v for the traceback, and report it)", 1, verbose
         )

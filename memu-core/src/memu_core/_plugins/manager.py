@@ -366,6 +366,10 @@ class Plugins:
         return self._present(EVENT_SINKS, only=self._sink_plugins | self._builtin_names())
 
     # -- instances --------------------------------------------------------------------------
+    def has_in_process_plugins(self) -> bool:
+        """Whether an application or a test registered a plugin in this process (:meth:`register`)."""
+        return any(record.distribution == IN_PROCESS for record in self._records)
+
     def may_have_event_sinks(self) -> bool:
         """Whether any plugin could register an event sink, answered without importing one.
 

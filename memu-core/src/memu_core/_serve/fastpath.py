@@ -12,14 +12,15 @@ import sys
 from typing import Any
 
 
-def host_retrieve(spec: Any, query: str) -> bool:
-    """Print the warm answer to ``query`` shaped for ``spec``'s agent; ``False`` when none came."""
+def host_retrieve(spec: Any, query: str, max_bytes: int | None = None) -> dict[str, Any] | None:
+    """Print the warm answer to ``query`` shaped for ``spec``'s agent and return the answer;
+    ``None`` when none came."""
     from memu_core._serve.client import warm_retrieve
 
     result = warm_retrieve(query)
     if result is None:
-        return False
-    from memu_core._retrieve_output import locate_in_mirror, render, shape_for_agent
+        return None
+    from memu_core._retrieve_output import agent_answer, budget, locate_in_mirror
 
-    sys.stdout.write(render(shape_for_agent(result, locate_in_mirror(spec.default_base()))) + "\n")
-    return True
+    sys.stdout.write(agent_answer(result, locate_in_mirror(spec.default_base()), budget(max_bytes)) + "\n")
+    return result
