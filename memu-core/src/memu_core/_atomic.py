@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from memu_core import _layout
+
 PRIVATE = 0o600
 """The mode of a new file when the caller names none: memu's files hold memories and settings."""
 
@@ -23,16 +25,21 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsync: bool
     """Replace ``path`` with ``data`` atomically; parents are created, the temp file never outlives
     a failure.
 
-    ``mode`` sets the permission bits; without it a replaced file keeps its own and a new one is
-    :data:`PRIVATE`. ``fsync=False`` keeps the atomicity but skips both fsyncs, for files that
+    ``mode`` sets the permission bits; without it a new file is :data:`PRIVATE` and a replaced one
+    keeps its own, less any group and other access under ``~/.memu`` (where the folders it
+    creates are 0700 too). ``fsync=False`` keeps the atomicity but skips both fsyncs, for files that
     can be rebuilt (the mirror is a copy of the store) and are written by the thousand.
     """
     import tempfile  # only writers pay for it; the per-turn paths read and never write
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private = _layout.within_home(path)
+    if private:
+        _layout.ensure_private_dir(path.parent)  # folders 0700, as everything under ~/.memu
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:
-            mode = path.stat().st_mode & 0o777
+            mode = path.stat().st_mode & (0o700 if private else 0o777)
         except OSError:
             mode = PRIVATE
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

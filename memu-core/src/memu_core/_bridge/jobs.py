@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from memu_core._bridge import templates
-from memu_core._layout import Layout
+from memu_core._layout import Layout, ensure_private_dir, private_opener
 
 
 def clear(folder: Path, pattern: str) -> None:
@@ -29,26 +29,23 @@ def write_jobs(layout: Layout, count: int, verify_command: str) -> int:
     """
     stage = layout.base / ".jobs.staging"
     shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir(parents=True)
+    ensure_private_dir(stage)
     if count:
         memory_t = templates.resolve("memory-job")
         skill_t = templates.resolve("skill-job")
         resource_t = templates.resolve("resource-job")
         texts: dict[int, str] = {}
         for i in range(1, count + 1):
-            texts[i] = memory_t.format(
-                input_path=layout.sessions / f"{i}.jsonl", track_dir=layout.track_dir("memory")
-            )
+            texts[i] = memory_t.format(input_path=layout.sessions / f"{i}.jsonl", track_dir=layout.track_dir("memory"))
             texts[count + i] = skill_t.format(
                 input_path=layout.sessions / f"{i}_full.jsonl",
                 track_dir=layout.track_dir("skill"),
                 resource_log=layout.resource_log,
             )
-        texts[2 * count + 1] = resource_t.format(
-            verify_command=verify_command, resource_file=layout.resources
-        )
+        texts[2 * count + 1] = resource_t.format(verify_command=verify_command, resource_file=layout.resources)
         for n, text in texts.items():
-            (stage / f"{n}.txt").write_text(text, encoding="utf-8")
+            with open(stage / f"{n}.txt", "w", encoding="utf-8", opener=private_opener) as fh:
+                fh.write(text)
     shutil.rmtree(layout.jobs, ignore_errors=True)
     os.replace(stage, layout.jobs)
     return 2 * count + 1 if count else 0

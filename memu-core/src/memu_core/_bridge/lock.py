@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memu_core._layout import ensure_private_dir
 from memu_core.errors import LockBusy
 
 LOCK_WAIT_ENV = "MEMU_LOCK_WAIT"
@@ -49,7 +50,7 @@ def _try_lock(fd: int) -> bool:
 @contextmanager
 def host_lock(path: Path, host: str, *, wait: float | None = None) -> Iterator[None]:
     """Hold the host's lock for the body; wait up to ``wait`` seconds, then raise ``LockBusy``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(path.parent)  # the host's tree: 0700 when memu makes it
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = time.monotonic() + (_wait_seconds() if wait is None else wait)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memu_core._bridge.redact import Redactor
+from memu_core._layout import private_opener
 from memu_core.errors import TranscriptReadError
 from memu_core.interfaces import TranscriptSource
 from memu_core.types import RecordKind, SessionFile
@@ -72,7 +73,8 @@ def mine_one(source: TranscriptSource, stage: Path, task: Task) -> Mined:
 
 
 def _write(path: Path, lines: list[str]) -> None:
-    with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
+    # 0600: a slice is a redacted transcript, still private to the user.
+    with open(path, "w", encoding="utf-8", errors="surrogatepass", opener=private_opener) as fh:
         fh.write("".join(f"{line}\n" for line in lines))
 
 

@@ -21,7 +21,7 @@ from memu_core._bridge import jobs, resources, run, scan, selfskip, snapshot, sy
 from memu_core._bridge.lock import host_lock
 from memu_core._bridge.mine import Mined
 from memu_core._hostkit.spec import HostSpec
-from memu_core._layout import Layout
+from memu_core._layout import Layout, ensure_private_dir
 from memu_core._log import get_logger
 from memu_core.errors import Unsupported, UsageError
 from memu_core.interfaces import AgenticMemoryBackend, TranscriptSource
@@ -187,7 +187,7 @@ def _prepare(
         cursor = read_json(layout.cursor, {})
         stage = layout.base / ".sessions.staging"
         shutil.rmtree(stage, ignore_errors=True)
-        stage.mkdir(parents=True)
+        ensure_private_dir(stage)
         try:
             found = scan.scan(source, cursor if isinstance(cursor, dict) else {}, skip, max_jobs, stage, budget)
             # Mirror before touching this run's files: if the store is unreachable, the previous
@@ -264,7 +264,7 @@ def _line_warnings(found: scan.ScanResult) -> list[str]:
 def _place_slices(layout: Layout, stage: Path, picked: list[Mined]) -> None:
     """Replace ``sessions/`` with the staged slices, numbered oldest first."""
     jobs.clear(layout.sessions, "*.jsonl")
-    layout.sessions.mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(layout.sessions)
     for idx, mined in enumerate(picked, 1):
         os.replace(stage / f"{mined.stem}.jsonl", layout.sessions / f"{idx}.jsonl")
         os.replace(stage / f"{mined.stem}_full.jsonl", layout.sessions / f"{idx}_full.jsonl")

@@ -14,7 +14,7 @@ from typing import Any
 
 from memu_core._atomic import write_text
 from memu_core._bridge import snapshot
-from memu_core._layout import TRACKS, Layout
+from memu_core._layout import PRIVATE_FILE, TRACKS, Layout, ensure_private_dir
 from memu_core._mirror import RecallDoc, local_docs, place, read_doc
 from memu_core.interfaces import AgenticMemoryBackend
 from memu_core.names import show
@@ -61,7 +61,7 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
     name must never stop a run, nor take another file's place.
     """
     for track in TRACKS:
-        layout.track_dir(track).mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(layout.track_dir(track))
     baseline = snapshot.load(layout.snapshot) or {}
     local = local_docs(layout.base, TRACKS)
     on_disk = {rel: _read_or_none(path, rel.split("/", 1)[0]) for rel, path in local.items()}
@@ -108,7 +108,7 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
                 result.kept += 1  # the agent's uncommitted edit wins until it is committed
                 result.baseline[rel] = entry
                 continue
-        write_text(layout.base / rel, doc.render(), fsync=False)
+        write_text(layout.base / rel, doc.render(), fsync=False, mode=PRIVATE_FILE)
         result.baseline[rel] = entry
     for rel, path in local.items():
         if rel in seen:

@@ -20,10 +20,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from memu_core import _layout
 from memu_core._config import dotenv, resolve
 from memu_core._config.defaults import DEFAULT_CLOUD_BASE_URL
 from memu_core._config.dsn import normalise_db, redact_dsn
-from memu_core._layout import DEFAULT_DB
+from memu_core._layout import DEFAULT_DB, HOME_DIR
 from memu_core.errors import MemuError, UsageError
 
 if TYPE_CHECKING:
@@ -171,6 +172,8 @@ def run_init(
 
     Without a key a declared mode is kept (a re-install never demotes cloud); with one the
     machine goes to cloud mode and a local store, if configured, is reported as no longer read.
+    Whatever of ``~/.memu`` other users could reach (made by an older memu, or by hand) is made
+    owner-only, and the ``privacy`` row says how many paths that took.
     ``after_write`` runs once the file is written (the host CLI records its install event there,
     so the event carries the client id just printed). Returns 0.
     """
@@ -205,7 +208,10 @@ def run_init(
             rows.append(row("key", "set"))
     client, minted = _client_id(values, updates)
     rows.append(row("client", short_id(client) + (" (generated)" if minted else "")))
+    fixed = _layout.tighten_tree(_layout.home())  # before the write, which tightens ~/.memu itself
     rows.append(_write(path, updates))
+    if fixed:
+        rows.append(row("privacy", f"{fixed} path(s) under {HOME_DIR} were open to other users; now owner-only"))
     _emit(out, rows)
     if orphaned:
         out.flush()  # keep stdout rows before the stderr warning when both go to one terminal

@@ -51,8 +51,7 @@ def decode(data: bytes, path: Path) -> tuple[str, bool]:
 
             return data.decode(locale.getencoding(), errors="replace"), False
         raise ConfigError(
-            f"{path}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8, "
-            "or delete it and re-run `init`"
+            f"{path}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8, or delete it and re-run `init`"
         ) from None
 
 
@@ -247,8 +246,9 @@ def write_values(path: Path, updates: Mapping[str, str]) -> tuple[Path, bool]:
         _check_update(key, value)
     path = Path(path)
     target = Path(os.path.realpath(path))
-    if not target.parent.is_dir():
-        target.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    from memu_core._layout import ensure_private_dir  # only writers pay for it
+
+    ensure_private_dir(target.parent)  # 0700 when made here, or when it is ~/.memu
     with _dir_lock(target.parent):
         try:
             data = target.read_bytes()

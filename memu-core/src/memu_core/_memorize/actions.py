@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memu_core._hostkit.spec import HostSpec
-from memu_core._layout import Layout
+from memu_core._layout import Layout, private_opener
 from memu_core._memorize import workspace
 from memu_core._memorize.source import CanonicalSource, classify
 from memu_core.errors import MemuError, UsageError
@@ -113,7 +113,8 @@ def _prepare(run_id: str, run_dir: Path, sessions: list[tuple[str, str]]) -> dic
     transcripts = run_dir / "transcripts"
     transcripts.mkdir(mode=0o700)
     for index, (_, text) in enumerate(sessions, 1):
-        (transcripts / f"{index:02d}.jsonl").write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        with open(transcripts / f"{index:02d}.jsonl", "w", encoding="utf-8", opener=private_opener) as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
     spec = _spec(run_id, run_dir)
     layout = Layout.at(run_dir, HOST)
     source = CanonicalSource(transcripts)

@@ -9,7 +9,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from memu_core._layout import home
+from memu_core._layout import ensure_private_dir, home
 from memu_core.errors import UsageError
 
 PREFIX = "run-"
@@ -24,7 +24,7 @@ def runs_root() -> Path:
 def allocate() -> tuple[str, Path]:
     """A new private run directory: ``(run id, path)``. Concurrent calls get distinct ones."""
     root = runs_root()
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_private_dir(root)
     path = Path(tempfile.mkdtemp(prefix=PREFIX, dir=root))  # mkdtemp: mode 0700, atomic, unique
     return path.name, path
 

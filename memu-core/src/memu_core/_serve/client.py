@@ -108,7 +108,7 @@ def spawn() -> int:
     import subprocess
 
     _layout.ensure_run_dir()
-    log = open(_layout.serve_log(), "ab")  # noqa: SIM115 - handed to the child, closed below
+    log = open(_layout.serve_log(), "ab", opener=_layout.private_opener)  # noqa: SIM115 - handed to the child, closed below
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "memu_core._serve", "--background"],

@@ -80,16 +80,17 @@ class WarmServer:
     ) -> WarmServer:
         """Take the run directory's lock (or raise :class:`LockBusy`), build the backend (the
         factory warms it), bind the socket (0600) and write the pidfile."""
-        _layout.ensure_run_dir()
+        try:
+            _layout.ensure_run_dir()
+        except _layout.RunDirError as exc:
+            raise UsageError(str(exc)) from None
         sock_path = _layout.serve_socket()
         if len(os.fsencode(sock_path)) > unix.MAX_PATH_BYTES:  # before building a backend for nothing
             raise UsageError(f"the socket path {sock_path} is too long for a Unix socket; {_TOO_LONG_HINT}")
         lock_fd = _take_lock(_layout.serve_lock())
         try:
             backend = backend_factory()
-            server = cls(
-                backend, idle=idle, socket_file=sock_path, lock_fd=lock_fd, schema=schema or (lambda: None)
-            )
+            server = cls(backend, idle=idle, socket_file=sock_path, lock_fd=lock_fd, schema=schema or (lambda: None))
             server._bind()
             server._write_pidfile()
         except BaseException:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
+from memu_core import _layout
 from memu_core.errors import StoreError, UsageError
 
 HEAD_REVISION = "0001"
@@ -30,6 +32,18 @@ def path_from_url(url: str) -> Path:
     return Path(raw).expanduser()
 
 
+def _private_file(path: Path) -> None:
+    """Create the store file 0600 before SQLite does (its -wal and -shm then take the same mode,
+    where SQLite alone would make all three 0644). Inside ``~/.memu`` an existing store and its
+    companions are tightened too; a file elsewhere keeps the mode its owner gave it."""
+    _layout.ensure_private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _layout.PRIVATE_FILE))
+    except FileExistsError:
+        for companion in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            _layout.tighten_file(companion)
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open ``path`` (creating its folder) in autocommit mode with memu's PRAGMAs set.
 
@@ -37,10 +51,8 @@ def connect(path: Path) -> sqlite3.Connection:
     a write transaction that takes the lock up front cannot deadlock on a read→write upgrade.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(
-            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
+        _private_file(path)
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         # WAL lets the per-turn reader run while a commit writes; it persists in the file.
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -52,9 +64,7 @@ def connect(path: Path) -> sqlite3.Connection:
         ) from exc
     if str(mode).lower() != "wal":
         conn.close()
-        raise StoreError(
-            f"the SQLite store {str(path)!r} cannot use WAL mode (got {mode!r}); put it on a local disk"
-        )
+        raise StoreError(f"the SQLite store {str(path)!r} cannot use WAL mode (got {mode!r}); put it on a local disk")
     return conn
 
 
