@@ -163,3 +163,47 @@ def test_hosts_with_their_own_scheduler_get_the_exact_steps(tmp_path: Path, host
     assert f"memu-bridging-{host}" in done.stdout
     assert f"memu-{host} prepare" in done.stdout and f"memu-{host} commit" in done.stdout
     assert _current() is None or f"memu-bridging-{host}" not in (_current() or "")
+
+
+def test_each_agent_on_the_generic_adapter_gets_its_own_entry(tmp_path: Path) -> None:
+    if shutil.which("crontab") is None:
+        pytest.skip("cron is not installed (.ci/run installs it)")
+    home, env = _home(tmp_path)
+    agent = _agent(tmp_path)
+    before = _current()
+    generic = _binary("memu-agent")
+    tree = home / ".memu" / "hosts" / "agent-foo"
+    try:
+        where = ["--base-dir", str(tree), "--session-dir", str(home / "logs")]
+        done = subprocess.run(
+            [generic, "schedule", "install", *where, "--agent-command", f"{agent} --headless {{prompt}}"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "# memu:memu-bridging-agent-foo" in (_current() or "")
+        prompt = (tree / "bridge-prompt.txt").read_text(encoding="utf-8")
+        assert f"memu-agent prepare --base-dir {tree} --session-dir {home / 'logs'}" in prompt
+        assert f"memu-agent commit --base-dir {tree}" in prompt
+        wrapper = (tree / "bridge.sh").read_text(encoding="utf-8")
+        assert f"schedule run --scheduled --base-dir '{tree}'" in wrapper
+        status = subprocess.run(
+            [generic, "schedule", "status", "--json", "--base-dir", str(tree)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert json.loads(status.stdout)["task_name"] == "memu-bridging-agent-foo"
+        gone = subprocess.run(
+            [generic, "schedule", "uninstall", "--base-dir", str(tree)], env=env, capture_output=True, text=True
+        )
+        assert gone.returncode == 0 and "removed memu-bridging-agent-foo" in gone.stdout
+        assert _current() == before
+    finally:
+        if before is None:
+            _crontab("-r")
+        else:
+            _crontab("-", stdin=before)

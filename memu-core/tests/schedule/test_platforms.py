@@ -122,5 +122,5 @@ def test_the_windows_wrapper_sets_everything_and_hands_over(tmp_path: Path) -> N
     text = wrapper.windows_text(plan, "C:\\Users\\u")
     assert "$env:MEMU_BRIDGING_RUN = '1'" in text
     assert "$env:MEMU_DB = 'C:\\it''s\\memu.sqlite3'" in text, "single quotes doubled"
-    assert f"& '{plan.binary}' schedule run --scheduled @args" in text
+    assert f"& '{plan.binary}' schedule run --scheduled --base-dir '{plan.base}' @args" in text
     assert text.endswith("exit $LASTEXITCODE\r\n")

@@ -27,6 +27,17 @@ INSTALL_WAIT = 30.0
 """Seconds an install waits for another one (of any host) editing the scheduler."""
 
 
+def where(spec: HostSpec, base_dir: str | None) -> tuple[Path, str]:
+    """``(working tree, task name)``: the host's own, or for ``--base-dir`` (several agents on
+    the generic adapter) that tree and a task name after its folder."""
+    if not base_dir:
+        return spec.default_base(), spec.task_name
+    base = Path(base_dir).expanduser().absolute()
+    if base == spec.default_base().absolute():
+        return base, spec.task_name
+    return base, f"memu-bridging-{base.name}"
+
+
 def _install_lock() -> Path:
     # One lock for every host: two installs of different hosts both rewrite the one crontab.
     return home() / ".schedule.lock"
@@ -41,13 +52,14 @@ def install(
     session_dir: str | None = None,
     timeout: int = plans.DEFAULT_TIMEOUT,
     replace: bool = False,
+    base_dir: str | None = None,
     runner_fn: Runner = run_tool,
 ) -> list[str]:
     """Register ``spec``'s bridging run; the lines to print. Idempotent."""
     plans.check_interval(interval)
     if timeout < 60:
         raise UsageError(f"--timeout {timeout}: give at least 60 seconds for the agent's run")
-    base = spec.default_base()
+    base, task = where(spec, base_dir)
     if not spec.scheduled_by_os:
         return [native.steps(spec, interval, str(base))]
     backend = backends.get(backend_name, runner_fn)
@@ -63,7 +75,7 @@ def install(
         prompt = base / "bridge-prompt.txt"
         plan = Plan(
             host=spec.id,
-            task_name=spec.task_name,
+            task_name=task,
             backend=backend.name,
             interval=interval,
             timeout=timeout,
@@ -78,7 +90,8 @@ def install(
             installed_at=plans.now(),
             crontab_existed=previous.crontab_existed if previous is not None else True,
         )
-        _atomic.write_text(prompt, bridging_prompt(spec, str(base), session_dir) + "\n", mode=0o600)
+        prompt_text = bridging_prompt(spec, str(base), session_dir, base_dir=str(base) if base_dir else None)
+        _atomic.write_text(prompt, prompt_text + "\n", mode=0o600)
         text = wrappers.text_for(plan, os.path.expanduser("~"), windows=WINDOWS)
         _atomic.write_bytes(Path(plan.wrapper), text.encode("utf-8-sig" if WINDOWS else "utf-8"), mode=0o700)
         plan = with_changes(plan, wrapper_sha256=wrappers.digest(text))
@@ -88,34 +101,34 @@ def install(
     return [
         *notes,
         *more,
-        f"scheduled {spec.task_name} with {backend.name}: every {every}, the agent stopped after {timeout // 60} min",
+        f"scheduled {task} with {backend.name}: every {every}, the agent stopped after {timeout // 60} min",
         f"  wrapper: {plan.wrapper}",
         f"  log:     {plan.log}",
         f"check it can run from the scheduler's bare environment: {spec.binary} schedule verify",
     ]
 
 
-def uninstall(spec: HostSpec, *, runner_fn: Runner = run_tool) -> list[str]:
+def uninstall(spec: HostSpec, *, base_dir: str | None = None, runner_fn: Runner = run_tool) -> list[str]:
     """Remove exactly memu's entry and the files install wrote; the log stays."""
-    base = spec.default_base()
+    base, task = where(spec, base_dir)
     plan = plans.load(base, spec.id)
     if plan is None:
         if not spec.scheduled_by_os:
-            return [f"{spec.display} schedules the run itself: delete the `{spec.task_name}` task there"]
-        return [f"nothing to remove: {spec.task_name} is not scheduled by memu"]
+            return [f"{spec.display} schedules the run itself: delete the `{task}` task there"]
+        return [f"nothing to remove: {task} is not scheduled by memu"]
     with host_lock(_install_lock(), spec.id, wait=INSTALL_WAIT):
         removed = backends.get(plan.backend, runner_fn).uninstall(plan)
         for path in (plan.wrapper, plan.prompt, str(plans.registry_file(base, spec.id))):
             Path(path).unlink(missing_ok=True)
-    said = f"removed {spec.task_name} from {plan.backend}" if removed else f"{plan.backend} had no {spec.task_name}"
+    said = f"removed {plan.task_name} from {plan.backend}" if removed else f"{plan.backend} had no {plan.task_name}"
     return [said, f"  (kept the run log {plan.log})"]
 
 
-def status(spec: HostSpec, *, runner_fn: Runner = run_tool) -> dict[str, Any]:
+def status(spec: HostSpec, *, base_dir: str | None = None, runner_fn: Runner = run_tool) -> dict[str, Any]:
     """What is installed and how the last run went, as one JSON-ready mapping."""
-    base = spec.default_base()
+    base, task = where(spec, base_dir)
     plan = plans.load(base, spec.id)
-    report: dict[str, Any] = {"host": spec.id, "task_name": spec.task_name, "installed": False}
+    report: dict[str, Any] = {"host": spec.id, "task_name": task, "installed": False}
     if plan is None:
         report["scheduled_by"] = "memu" if spec.scheduled_by_os else f"{spec.display} itself"
         return report
@@ -155,27 +168,28 @@ def bare_command(plan: Plan, *extra: str) -> list[str]:
     return ["/usr/bin/env", "-i", f"HOME={os.path.expanduser('~')}", "/bin/sh", plan.wrapper, *extra]
 
 
-def installed_plan(spec: HostSpec) -> Plan:
+def installed_plan(spec: HostSpec, base_dir: str | None = None) -> Plan:
     """The installed plan, or a :class:`UsageError` saying how to install one."""
-    plan = plans.load(spec.default_base(), spec.id)
+    base, task = where(spec, base_dir)
+    plan = plans.load(base, spec.id)
     if plan is None:
         if not spec.scheduled_by_os:
             raise UsageError(
                 f"{spec.display} schedules the run itself; `{spec.binary} schedule install` prints the steps"
             )
-        raise UsageError(f"{spec.task_name} is not scheduled; run `{spec.binary} schedule install` first")
+        raise UsageError(f"{task} is not scheduled; run `{spec.binary} schedule install` first")
     return plan
 
 
-def verify(spec: HostSpec, *, runner_fn: Runner = run_tool) -> tuple[int, list[str]]:
+def verify(spec: HostSpec, *, base_dir: str | None = None, runner_fn: Runner = run_tool) -> tuple[int, list[str]]:
     """Check the registration, then run the wrapper as the scheduler would, in dry-run mode."""
-    plan = installed_plan(spec)
+    plan = installed_plan(spec, base_dir)
     lines: list[str] = []
     registered = backends.get(plan.backend, runner_fn).installed(plan)
     lines.append(
-        f"{'ok':<5}registered: {spec.task_name} in {plan.backend}"
+        f"{'ok':<5}registered: {plan.task_name} in {plan.backend}"
         if registered
-        else f"{'FAIL':<5}registered: {plan.backend} has no {spec.task_name}; run {spec.binary} schedule install"
+        else f"{'FAIL':<5}registered: {plan.backend} has no {plan.task_name}; run {spec.binary} schedule install"
     )
     try:
         done = subprocess.run(bare_command(plan, "--dry-run"), capture_output=True, text=True, timeout=120)
@@ -191,19 +205,19 @@ def verify(spec: HostSpec, *, runner_fn: Runner = run_tool) -> tuple[int, list[s
     return (1 if failed else 0), lines
 
 
-def run_now(spec: HostSpec) -> tuple[int, list[str]]:
+def run_now(spec: HostSpec, base_dir: str | None = None) -> tuple[int, list[str]]:
     """Start one run now, exactly as the scheduler would, and wait for it."""
-    plan = installed_plan(spec)
+    plan = installed_plan(spec, base_dir)
     done = subprocess.run(bare_command(plan), capture_output=True, text=True)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     lines.append(f"run finished with exit code {done.returncode}; its output is in {plan.log}")
     return done.returncode, lines
 
 
-def scheduled(spec: HostSpec, *, dry_run: bool) -> int:
+def scheduled(spec: HostSpec, *, dry_run: bool, base_dir: str | None = None) -> int:
     """``schedule run --scheduled``: what the wrapper starts."""
     try:
-        plan = installed_plan(spec)
+        plan = installed_plan(spec, base_dir)
     except UsageError as exc:
         raise ScheduleError(str(exc)) from None
 

@@ -24,6 +24,8 @@ def add_schedule_commands(spec: HostSpec, app: "typer.Typer") -> None:
     from memu_core._cli.apps import sub_app
     from memu_core._schedule import plan as plans
 
+    tree_help = "Working tree (default ~/.memu/hosts/<id>; one per agent on the generic adapter)."
+
     group = sub_app(f"Run the bridging task for {spec.display} on a schedule (install, status, verify…).")
     app.add_typer(group, name="schedule")
 
@@ -42,6 +44,7 @@ def add_schedule_commands(spec: HostSpec, app: "typer.Typer") -> None:
         replace: Annotated[
             bool, typer.Option("--replace", help="Replace an entry memU (or a pasted guide) wrote for this host.")
         ] = False,
+        base_dir: Annotated[str | None, typer.Option(help=tree_help)] = None,
     ) -> None:
         """Register the bridging run with the scheduler (native hosts: print the steps)."""
         from memu_core._schedule import actions
@@ -55,33 +58,37 @@ def add_schedule_commands(spec: HostSpec, app: "typer.Typer") -> None:
                 session_dir=session_dir,
                 timeout=timeout,
                 replace=replace,
+                base_dir=base_dir,
             )
         )
 
     @group.command("uninstall")
-    def uninstall() -> None:
+    def uninstall(base_dir: Annotated[str | None, typer.Option(help=tree_help)] = None) -> None:
         """Remove memu's scheduled entry and its wrapper; other entries are untouched."""
         from memu_core._schedule import actions
 
-        _say(actions.uninstall(spec))
+        _say(actions.uninstall(spec, base_dir=base_dir))
 
     @group.command("status")
-    def status(as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
+    def status(
+        as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+        base_dir: Annotated[str | None, typer.Option(help=tree_help)] = None,
+    ) -> None:
         """Installed? backend, interval, last run, next run, backlog and the log's tail."""
         from memu_core._schedule import actions
 
-        report = actions.status(spec)
+        report = actions.status(spec, base_dir=base_dir)
         if as_json:
             _say([json.dumps(report, indent=2, ensure_ascii=False)])
             return
         _say(_status_lines(report))
 
     @group.command("verify")
-    def verify() -> None:
+    def verify(base_dir: Annotated[str | None, typer.Option(help=tree_help)] = None) -> None:
         """Run the installed command in the scheduler's bare environment, without the agent."""
         from memu_core._schedule import actions
 
-        code, lines = actions.verify(spec)
+        code, lines = actions.verify(spec, base_dir=base_dir)
         _say(lines)
         if code:
             raise typer.Exit(code)
@@ -90,14 +97,15 @@ def add_schedule_commands(spec: HostSpec, app: "typer.Typer") -> None:
     def run(
         scheduled: Annotated[bool, typer.Option("--scheduled", hidden=True)] = False,
         dry_run: Annotated[bool, typer.Option("--dry-run", hidden=True)] = False,
+        base_dir: Annotated[str | None, typer.Option(help=tree_help)] = None,
     ) -> None:
         """Start one scheduled run now, exactly as the scheduler would, and wait for it."""
         from memu_core._schedule import actions
 
         if scheduled or dry_run:
-            code = actions.scheduled(spec, dry_run=dry_run)
+            code = actions.scheduled(spec, dry_run=dry_run, base_dir=base_dir)
         else:
-            code, lines = actions.run_now(spec)
+            code, lines = actions.run_now(spec, base_dir)
             _say(lines)
         if code:
             raise typer.Exit(code)
@@ -105,11 +113,14 @@ def add_schedule_commands(spec: HostSpec, app: "typer.Typer") -> None:
     @group.command("prompt")
     def prompt(
         session_dir: Annotated[str | None, typer.Option(help="Sessions folder for prepare.")] = None,
+        base_dir: Annotated[str | None, typer.Option(help=tree_help)] = None,
     ) -> None:
         """Print the prompt a scheduled run gives the agent (for a scheduler set up by hand)."""
+        from memu_core._schedule.actions import where
         from memu_core._schedule.prompt import bridging_prompt
 
-        _say([bridging_prompt(spec, str(spec.default_base()), session_dir)])
+        base, _ = where(spec, base_dir)
+        _say([bridging_prompt(spec, str(base), session_dir, base_dir=str(base) if base_dir else None)])
 
 
 def _status_lines(report: dict[str, object]) -> list[str]:

@@ -49,7 +49,7 @@ def posix_text(plan: Plan, home: str) -> str:
     lines += [f"{key}={_sh(value)}" for key, value in values.items()]
     lines.append("export " + " ".join(values))
     lines.append(f"cd {_sh(plan.base)} || exit 1")
-    lines.append(f'exec {_sh(plan.binary)} schedule run --scheduled "$@"')
+    lines.append(f'exec {_sh(plan.binary)} schedule run --scheduled --base-dir {_sh(plan.base)} "$@"')
     return "\n".join(lines) + "\n"
 
 
@@ -65,7 +65,7 @@ def windows_text(plan: Plan, home: str) -> str:
             continue  # Windows consoles take UTF-8 from the runner's own stream setup
         lines.append(f"$env:{key} = {_ps(value)}")
     lines.append(f"Set-Location -LiteralPath {_ps(plan.base)}")
-    lines.append(f"& {_ps(plan.binary)} schedule run --scheduled @args")
+    lines.append(f"& {_ps(plan.binary)} schedule run --scheduled --base-dir {_ps(plan.base)} @args")
     lines.append("exit $LASTEXITCODE")
     return "\r\n".join(lines) + "\r\n"
 
