@@ -20,7 +20,14 @@ def _memu(args: list[str], env: dict[str, str], stdin: str | None = None) -> sub
 
 def _env(tmp_path: Path, url: str, provider: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_") or k == "MEMU_TEST_POSTGRES_DSN"}
-    env.update(HOME=str(tmp_path / "home"), MEMU_DB=url, MEMU_EMBED_PROVIDER=provider, HF_HUB_OFFLINE="1")
+    # Autostart stays off: a retrieve here would otherwise leave a warm server running for 30 min.
+    env.update(
+        HOME=str(tmp_path / "home"),
+        MEMU_DB=url,
+        MEMU_EMBED_PROVIDER=provider,
+        MEMU_SERVE_AUTOSTART="0",
+        HF_HUB_OFFLINE="1",
+    )
     return env
 
 

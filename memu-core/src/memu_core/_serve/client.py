@@ -131,7 +131,26 @@ def ensure_started() -> bool:
         spawn()
     except Exception:  # starting is a best effort: this turn is answered in process anyway
         return False
+    _note_first_start()
     return True
+
+
+AUTOSTART_NOTE = (
+    "memu: started the warm server `memu serve` in the background (it keeps the store and model loaded "
+    "and exits after MEMU_SERVE_IDLE seconds idle, 30 min by default); stop it with `memu serve --stop`, "
+    "turn this off with MEMU_SERVE_AUTOSTART=0"
+)
+"""The one line the first autostart prints on stderr (once per run directory, never again)."""
+
+
+def _note_first_start() -> None:
+    marker = _layout.serve_autostart_noted()
+    try:
+        with open(marker, "x", encoding="utf-8"):  # exclusive: two racing turns print it once
+            pass
+    except OSError:  # already told (or cannot record it: then stay quiet rather than repeat)
+        return
+    print(AUTOSTART_NOTE, file=sys.stderr, flush=True)
 
 
 def warm_call(method: str, target: str, body: Any | None = None, *, autostart: bool = True) -> Any | None:
