@@ -11,12 +11,14 @@ starts with ``_`` is private; plugin distributions never import it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # typing costs every memu process several milliseconds
 
 PROJECT_NAME = "memu"
 """pluggy project name; also the entry-point group plugins register under."""
 
 if TYPE_CHECKING:
+    from typing import Any
+
     import pluggy
 
     hookspec: pluggy.HookspecMarker

@@ -112,3 +112,150 @@ def locate_in_mirror(base: Path) -> Locate:
         return None
 
     return locate
+
+
+# --- The byte budget: an answer sized for an agent's context ------------------------------------
+
+DEFAULT_MAX_BYTES = 6000
+"""The per-turn answer's default size in bytes of printed JSON, like memU's ~4 KB answers: the
+top segments, each with its file once, a mirror path rather than the file's text."""
+MAX_BYTES_ENV = "MEMU_RETRIEVE_MAX_BYTES"
+"""Sets the default budget (``0`` = no budget); ``--max-bytes`` wins over it."""
+CONTEXT_LINES = 1
+"""Lines kept on each side of a matching line when a file's text has to be inline."""
+GAP = "…"
+"""Stands for the lines a trimmed file's text leaves out."""
+_NOTE_RESERVE = 120
+"""Bytes kept free for the ``omitted`` counts."""
+
+
+def budget(explicit: int | None = None) -> int:
+    """The byte budget: ``--max-bytes`` when given, else ``MEMU_RETRIEVE_MAX_BYTES`` (process
+    environment, then config file) when it is a whole number, else :data:`DEFAULT_MAX_BYTES`."""
+    if explicit is not None:
+        return max(explicit, 0)
+    from memu_core._config import resolve
+
+    text = (resolve.lookup(MAX_BYTES_ENV, "") or "").strip()
+    return int(text) if text.isdigit() else DEFAULT_MAX_BYTES
+
+
+def trim_content(content: str, texts: list[str]) -> str:
+    """``content`` cut to the lines holding one of ``texts`` and :data:`CONTEXT_LINES` around
+    each, the gaps marked with :data:`GAP`; only the first line when none of them is found."""
+    lines = content.splitlines()
+    wanted = [t.strip() for t in texts if t.strip()]
+    hits = [i for i, line in enumerate(lines) if any(_holds(line, t) for t in wanted)]
+    if not hits:
+        return lines[0] + ("\n" + GAP if len(lines) > 1 else "") if lines else ""
+    keep = sorted({j for i in hits for j in range(i - CONTEXT_LINES, i + CONTEXT_LINES + 1) if 0 <= j < len(lines)})
+    out: list[str] = [GAP] if keep[0] > 0 else []
+    for before, index in zip([None, *keep], keep, strict=False):
+        if before is not None and index > before + 1:
+            out.append(GAP)
+        out.append(lines[index])
+    if keep[-1] < len(lines) - 1:
+        out.append(GAP)
+    return "\n".join(out)
+
+
+def _holds(line: str, text: str) -> bool:
+    # A segment is a line, or a piece of a long one.
+    bare = line.strip()
+    return text in line or (len(bare) >= 8 and bare in text)
+
+
+def _file_key(item: Mapping[str, Any]) -> Any:
+    name = item.get("name")
+    return f"{item['track']}/{name}" if item.get("track") else name
+
+
+def _parent_index(seg: Mapping[str, Any], files: list[Mapping[str, Any]]) -> int | None:
+    raw = seg.get("recall_file_id")
+    for i, item in enumerate(files):
+        if raw is not None and item.get("id") == raw:
+            return i
+        if raw is None and seg.get("source_file") is not None and _file_key(item) == seg.get("source_file"):
+            return i
+    return None
+
+
+def fit(doc: Mapping[str, Any], max_bytes: int) -> dict[str, Any]:
+    """``doc`` (shaped for an agent, or the engine's raw answer) within ``max_bytes`` of printed
+    JSON (``0`` = no budget; the other top-level keys kept).
+
+    Items are taken best first: each segment, then its file once; then the files only a header
+    hit brought in, while the answer names no more files than it has segments (top_k); then the
+    resources. An item that does not fit is left out and the next one tried. A file whose text
+    is inline (no mirror path) keeps only the lines around its shown segments. What was left out
+    is counted under ``omitted``. Never mutates ``doc``.
+    """
+    if max_bytes <= 0:
+        return dict(doc)
+    segments = list(doc.get("segments") or [])
+    files = list(doc.get("files") or [])
+    resources = list(doc.get("resources") or [])
+    out: dict[str, Any] = {"segments": [], "files": [], "resources": []}
+    out.update((k, v) for k, v in doc.items() if k not in out)
+    limit = max_bytes - _NOTE_RESERVE
+    taken_files: dict[int, int] = {}  # index in ``files`` -> its position in out["files"]
+    texts: dict[int, list[str]] = {}
+
+    def fits() -> bool:
+        return len(render(out).encode()) <= limit
+
+    def add(layer: str, item: Any) -> bool:
+        out[layer].append(item)
+        if fits():
+            return True
+        out[layer].pop()
+        return False
+
+    def inline(index: int) -> bool:
+        return "path" not in files[index] and isinstance(files[index].get("content"), str)
+
+    def add_file(index: int) -> None:
+        item = dict(files[index])
+        if inline(index):
+            item["content"] = trim_content(item["content"], texts.get(index, []))
+        if add("files", item):
+            taken_files[index] = len(out["files"]) - 1
+
+    def widen_file(index: int) -> None:
+        # A later segment of a file already shown: its lines join the inline text, if they fit.
+        item = out["files"][taken_files[index]]
+        previous = item["content"]
+        item["content"] = trim_content(files[index]["content"], texts[index])
+        if not fits():
+            item["content"] = previous
+
+    shown_segments = 0
+    for seg in segments:
+        parent = _parent_index(seg, files)
+        if not add("segments", dict(seg)):
+            continue
+        shown_segments += 1
+        if parent is None:
+            continue
+        texts.setdefault(parent, []).append(str(seg.get("text") or ""))
+        if parent not in taken_files:
+            add_file(parent)
+        elif inline(parent):
+            widen_file(parent)
+    cap = max(len(segments), len(taken_files))
+    for index in [i for i in range(len(files)) if i not in taken_files][: cap - len(taken_files)]:
+        add_file(index)
+    shown_resources = sum(add("resources", dict(r)) for r in resources)
+    omitted = {
+        "segments": len(segments) - shown_segments,
+        "files": len(files) - len(taken_files),
+        "resources": len(resources) - shown_resources,
+    }
+    if any(omitted.values()):
+        out["omitted"] = {k: v for k, v in omitted.items() if v}
+    return out
+
+
+def agent_answer(result: Mapping[str, Any], locate: Locate | None, max_bytes: int) -> str:
+    """What a host's ``retrieve`` prints: ``result`` shaped for the agent, within ``max_bytes``."""
+    return render(fit(shape_for_agent(result, locate), max_bytes))

@@ -99,7 +99,7 @@ def test_commits_are_visible_to_the_next_warm_retrieve(home: Path) -> None:
     proc.wait(30)
 
 
-PLAIN = {"as_json": False, **dict.fromkeys(("db", "provider", "embed_model", "base_url", "api_key"))}
+PLAIN = {"as_json": False, "max_bytes": None, **dict.fromkeys(("db", "provider", "embed_model", "base_url", "api_key"))}
 """What memU's --json and local overrides parse to when absent."""
 
 
@@ -132,4 +132,4 @@ def test_host_fast_path_declines_anything_but_one_query() -> None:
     assert flags.HOST_RETRIEVE.parse([]) is None
     assert flags.HOST_RETRIEVE.parse(["--help"]) is None
     assert flags.HOST_RETRIEVE.parse(["a", "b"]) is None
-    assert flags.HOST_RETRIEVE.parse(["a"]) == {"query": "a"}
+    assert flags.HOST_RETRIEVE.parse(["a"]) == {"query": "a", "max_bytes": None}

@@ -188,6 +188,13 @@ def typer_command(
 
 QUERY = Param("query", "What to recall: the user's request or a few keywords.", required=True)
 TOP_K = Param("top_k", "How many segments (default 5).", flag="--top-k", kind=int)
+MAX_BYTES = Param(
+    "max_bytes",
+    "Largest answer, in bytes of JSON: the best segments and their files first (default 6000, or "
+    "MEMU_RETRIEVE_MAX_BYTES; 0 = no limit).",
+    flag="--max-bytes",
+    kind=int,
+)
 TRACKS = Param("track", "Only this track (repeatable).", flag="--track", repeat=True)
 USER_ID = Param("user_id", "Only this user's memory.", flag="--user-id")
 AGENT_ID = Param("agent_id", "Only this agent's memory.", flag="--agent-id")
@@ -253,7 +260,7 @@ RUN_ID = Param("run_id", "Commit only if RUN (printed by prepare) is still the p
 RETRIEVE = Command(
     "retrieve",
     "Search memory; prints segments, files and resources as JSON.",
-    (QUERY, TOP_K, TRACKS, USER_ID, AGENT_ID, RETRIEVE_JSON, *LOCAL_OVERRIDES),
+    (QUERY, TOP_K, TRACKS, USER_ID, AGENT_ID, RETRIEVE_JSON, MAX_BYTES, *LOCAL_OVERRIDES),
 )
 COMMIT = Command(
     "commit",
@@ -268,7 +275,9 @@ LIST_FILES = Command(
 FORGET = Command("forget", "Delete a recall file and everything indexed from it.", (NAME, TRACK, USER_ID, AGENT_ID))
 
 HOST_RETRIEVE = Command(
-    "retrieve", "Recall memory, skills and resources for QUERY as JSON (no LLM; writes nothing).", (QUERY,)
+    "retrieve",
+    "Recall memory, skills and resources for QUERY as JSON (no LLM; writes nothing).",
+    (QUERY, MAX_BYTES),
 )
 HOST_PREPARE = Command(
     "prepare",

@@ -8,15 +8,19 @@ parsed from the same flag table the typer commands are built from.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
 
-from memu_core._cli import flags
-from memu_core._cli.shell import Binary, run
+TYPE_CHECKING = False  # the per-turn ``memu retrieve`` must not pay for typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from memu_core._cli.shell import Binary
 
 
 def fast(args: Sequence[str]) -> Callable[[], Any] | None:
     """A ready-to-run ``retrieve``/``search``/``commit`` for a plain argument list, else ``None``."""
+    from memu_core._cli import flags
+
     command = {"retrieve": flags.RETRIEVE, "search": flags.RETRIEVE, "commit": flags.COMMIT}.get(
         args[0] if args else ""
     )
@@ -51,18 +55,35 @@ def build(args: Sequence[str]) -> Any:
     return build_app(with_plugins=wants_plugin_commands(first))
 
 
-MEMU = Binary("memu", build, fast=fast)
-"""The ``memu`` binary as the shell runs it."""
+def __getattr__(name: str) -> Binary:
+    # ``MEMU`` is built on first use: the warm ``memu retrieve`` answers without the shell.
+    if name != "MEMU":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from memu_core._cli.shell import Binary
+
+    binary = Binary("memu", build, fast=fast)
+    globals()["MEMU"] = binary
+    return binary
 
 
 def run_app(app_factory: Callable[[], Any], argv: Sequence[str] | None = None, *, prog: str = "memu") -> int:
     """Run the typer app ``app_factory`` builds through the shell (no fast path); for tests and tools."""
+    from memu_core._cli.shell import Binary, run
+
     return run(Binary(prog, lambda _args: app_factory()), argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``memu`` console script."""
-    sys.exit(run(MEMU, argv))
+    """``memu`` console script: a warm ``retrieve`` straight from the server, else the shell."""
+    if argv is None:
+        from memu_core._serve.turn import memu_answer
+
+        code = memu_answer(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
+    from memu_core._cli.shell import run
+
+    sys.exit(run(__getattr__("MEMU"), argv))
 
 
 if __name__ == "__main__":  # pragma: no cover

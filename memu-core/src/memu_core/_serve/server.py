@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from memu_core import _compose, _layout, v4
 from memu_core._atomic import write_text
-from memu_core._serve import stamp, unix
+from memu_core._serve import stamp, turn, unix
 from memu_core.errors import LockBusy, MemuError, UsageError
 
 RETRIEVE = "/_memu/retrieve"
@@ -43,6 +43,35 @@ SHUTDOWN = "/_memu/shutdown"
 SELF_CHECK_SECONDS = 2.0
 LOCK_PATIENCE = 0.5
 _TOO_LONG_HINT = "set MEMU_RUN_DIR to a shorter directory"
+
+
+ANSWER_HEADER = "X-Memu-Answer"
+"""Marks a retrieve answered as printed text (the request's ``answer`` was understood)."""
+
+
+class Printed:
+    """A retrieve answer already in the form the command prints (UTF-8 JSON text)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _printed(result: Any, answer: dict[str, Any]) -> str:
+    """``result`` as the command that sent ``answer`` prints it: ``{"form": "agent"|"raw",
+    "mirror": the host's working tree or null, "max_bytes": the budget}``."""
+    from memu_core._retrieve_output import fit, locate_in_mirror, render, shape_for_agent
+
+    budget = answer.get("max_bytes")
+    if not isinstance(budget, int) or budget < 0:
+        raise v4.ApiError(422, "answer.max_bytes must be a whole number of bytes", "VALIDATION_ERROR")
+    if answer.get("form") == "raw":
+        return render(fit(result, budget))
+    mirror = answer.get("mirror")
+    return render(
+        fit(shape_for_agent(result, locate_in_mirror(Path(mirror)) if isinstance(mirror, str) else None), budget)
+    )
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -155,7 +184,7 @@ class WarmServer:
         """Why this server's state is stale (``""`` when it is not): config, install or schema."""
         if stamp.config_fingerprint() != self.config:
             return "configuration changed"
-        stamp._version_cache = None
+        turn._version_cache = None
         if stamp.memu_version() != self.version:
             return "memu was upgraded"
         try:
@@ -225,7 +254,7 @@ class WarmServer:
         if not isinstance(body, dict) or not isinstance(body.get("query"), str):
             raise v4.ApiError(422, "the retrieve body needs a query string", "VALIDATION_ERROR")
         try:
-            return self.backend.progressive_retrieve(
+            result = self.backend.progressive_retrieve(
                 body["query"],
                 body.get("where") or None,
                 top_k=body.get("top_k"),
@@ -233,6 +262,8 @@ class WarmServer:
             )
         except MemuError as exc:
             raise v4.from_memu_error(exc) from exc
+        answer = body.get("answer")
+        return result if not isinstance(answer, dict) else Printed(_printed(result, answer))
 
     def status(self) -> dict[str, Any]:
         """What ``memu serve --status`` prints."""
@@ -281,9 +312,12 @@ def _handler_for(state: WarmServer) -> type[BaseHTTPRequestHandler]:
             self._send(status, payload)
 
         def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+            printed = isinstance(payload, Printed)
+            data = payload.text.encode() if printed else json.dumps(payload, ensure_ascii=False, default=str).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
+            if printed:
+                self.send_header(ANSWER_HEADER, "1")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
@@ -319,9 +353,7 @@ def _take_lock(path: Path) -> int:
     holder = ""
     with contextlib.suppress(Exception):
         holder = f" (pid {json.loads(_layout.serve_pidfile().read_text(encoding='utf-8'))['pid']})"
-    raise LockBusy(
-        f"memu serve is already running for {_layout.run_dir()}{holder}; stop it with `memu serve --stop`"
-    )
+    raise LockBusy(f"memu serve is already running for {_layout.run_dir()}{holder}; stop it with `memu serve --stop`")
 
 
 def _schema_probe(settings: Any) -> Callable[[], Any]:

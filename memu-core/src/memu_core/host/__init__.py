@@ -12,20 +12,18 @@ epoch timestamps, recognising bridging runs by their working folder (or, through
 database without writing to it, merging sources, the per-host working tree, atomic writes and
 the managed instruction block.
 
-Only :class:`HostSpec` is imported eagerly: a host binary's per-turn ``retrieve`` imports this
-module for its spec and must not pay for the rest. Every other name loads on first use. The
-implementations live in private modules (``memu_core._hostkit``, ``memu_core._bridge``…);
+Nothing is imported eagerly, not even :class:`HostSpec`: a host binary's per-turn ``retrieve``
+imports this module for :func:`run_host` and must not pay for the rest. Every name loads on
+first use. The implementations live in private modules (``memu_core._hostkit``, ``memu_core._bridge``…);
 import them from here only, they move without notice.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-from memu_core._hostkit.spec import HostSpec
-
+TYPE_CHECKING = False  # typing itself costs the per-turn ``retrieve`` several milliseconds
 if TYPE_CHECKING:
+    from typing import Any
+
     import typer
 
     from memu_core._atomic import read_json
@@ -38,6 +36,7 @@ if TYPE_CHECKING:
     from memu_core._bridge.selfskip import load as load_self_sessions
     from memu_core._hostkit.composite import CompositeSource
     from memu_core._hostkit.epoch import EpochTimestamps, iso_utc
+    from memu_core._hostkit.spec import HostSpec
     from memu_core._hostkit.sqlite_ro import columns as readonly_columns
     from memu_core._hostkit.sqlite_ro import connect_readonly, readonly_uri
     from memu_core._hostkit.sqlite_ro import query as readonly_query
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from memu_core.types import Record, RecordKind, SelfSessions, SessionFile, TranscriptRead
 
 _LAZY: dict[str, tuple[str, str]] = {
+    "HostSpec": ("memu_core._hostkit.spec", "HostSpec"),
     # the seam and its records
     "TranscriptSource": ("memu_core.interfaces", "TranscriptSource"),
     "Record": ("memu_core.types", "Record"),
@@ -137,6 +137,8 @@ def __getattr__(name: str) -> Any:
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(target[0]), target[1])
     globals()[name] = value
     return value
@@ -161,8 +163,18 @@ def run_host(spec: HostSpec | str, argv: list[str] | None = None) -> int:
     when it has it. Passing the spec itself still works.
 
     Handled errors (:class:`memu_core.errors.MemuError`) become one line on stderr and their
-    exit code; ``retrieve`` tries the warm server before anything heavy is imported.
+    exit code. A console script's ``retrieve`` asks the warm server before anything else is
+    imported (:mod:`memu_core._serve.turn`: no spec, no plugins, no framework), and runs the full
+    command only when that gives no answer.
     """
+    if isinstance(spec, str) and argv is None:
+        import sys
+
+        from memu_core._serve.turn import host_answer
+
+        code = host_answer(spec, sys.argv[1:])
+        if code is not None:
+            return code
     from memu_core._cli.host.app import run_host as run
 
     return run(spec, argv)

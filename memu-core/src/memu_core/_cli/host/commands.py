@@ -148,7 +148,7 @@ def run_verify_resources(spec: HostSpec, base_dir: str | None) -> None:
     _say(f"{count} resource(s) written to {layout.resources}")
 
 
-def run_retrieve(spec: HostSpec, query: str) -> None:
+def run_retrieve(spec: HostSpec, query: str, max_bytes: int | None = None) -> None:
     """``retrieve``: the warm server's answer when one is up, else the engine in this process."""
     from memu_core.errors import UsageError
 
@@ -160,16 +160,16 @@ def run_retrieve(spec: HostSpec, query: str) -> None:
     # One event per turn, spooled by the sink and never flushed here: the turn stays O(1).
     with events.step("memory_search", host=spec.id, session_env=spec.session_id_env) as properties:
         properties["result_count"] = 0
-        warm = host_retrieve(spec, query)
+        warm = host_retrieve(spec, query, max_bytes)
         if warm is not None:
             properties["result_count"] = events.result_count(warm)
             return
         from memu_core._bridge.backend import open_backend
-        from memu_core._retrieve_output import locate_in_mirror, render, shape_for_agent
+        from memu_core._retrieve_output import agent_answer, budget, locate_in_mirror
 
         result = open_backend().progressive_retrieve(query)
         properties["result_count"] = events.result_count(result)
-        _say(render(shape_for_agent(result, locate_in_mirror(spec.default_base()))))
+        _say(agent_answer(result, locate_in_mirror(spec.default_base()), budget(max_bytes)))
 
 
 _BODIES: dict[str, Callable[..., None]] = {"retrieve": run_retrieve, "prepare": run_prepare, "commit": run_commit}
