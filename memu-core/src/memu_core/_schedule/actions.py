@@ -53,9 +53,14 @@ def install(
     timeout: int = plans.DEFAULT_TIMEOUT,
     replace: bool = False,
     base_dir: str | None = None,
+    keep_env: list[str] | None = None,
     runner_fn: Runner = run_tool,
 ) -> list[str]:
-    """Register ``spec``'s bridging run; the lines to print. Idempotent."""
+    """Register ``spec``'s bridging run; the lines to print. Idempotent.
+
+    ``keep_env`` names variables of this shell the runs also get (an agent's API key, a proxy);
+    the wrapper holding them is readable by the user alone.
+    """
     plans.check_interval(interval)
     if timeout < 60:
         raise UsageError(f"--timeout {timeout}: give at least 60 seconds for the agent's run")
@@ -85,7 +90,7 @@ def install(
             prompt=str(prompt),
             wrapper=str(base / (wrappers.WINDOWS_NAME if WINDOWS else wrappers.POSIX_NAME)),
             log=str(base / "bridge.log"),
-            env=plans.passed_env(),
+            env={**plans.passed_env(), **plans.kept_env(keep_env or [])},
             path=plans.run_path(binary, agent[0]),
             installed_at=plans.now(),
             crontab_existed=previous.crontab_existed if previous is not None else True,

@@ -45,6 +45,10 @@ def add_schedule_commands(spec: HostSpec, app: "typer.Typer") -> None:
             bool, typer.Option("--replace", help="Replace an entry memU (or a pasted guide) wrote for this host.")
         ] = False,
         base_dir: Annotated[str | None, typer.Option(help=tree_help)] = None,
+        keep_env: Annotated[
+            list[str] | None,
+            typer.Option("--keep-env", help="A variable of this shell the runs need too (repeatable)."),
+        ] = None,
     ) -> None:
         """Register the bridging run with the scheduler (native hosts: print the steps)."""
         from memu_core._schedule import actions
@@ -59,6 +63,7 @@ def add_schedule_commands(spec: HostSpec, app: "typer.Typer") -> None:
                 timeout=timeout,
                 replace=replace,
                 base_dir=base_dir,
+                keep_env=keep_env,
             )
         )
 

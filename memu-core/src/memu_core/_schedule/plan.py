@@ -169,6 +169,15 @@ def passed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     }
 
 
+def kept_env(names: list[str], environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables named with ``--keep-env``, from this shell; a name that is unset is refused."""
+    environ = dict(os.environ if environ is None else environ)
+    missing = [name for name in names if name not in environ]
+    if missing:
+        raise UsageError(f"--keep-env {missing[0]} is not set in this shell; export it first, then install again")
+    return {name: environ[name] for name in names}
+
+
 def run_path(binary: str, agent: str) -> list[str]:
     """The wrapper's ``PATH``: where the binary and the agent live, then the system folders."""
     system = ["/usr/local/bin", "/usr/bin", "/bin"] if os.name == "posix" else []
