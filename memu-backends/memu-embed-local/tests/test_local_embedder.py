@@ -116,8 +116,6 @@ def test_plugin_and_fingerprint_import_nothing_heavy() -> None:
         """
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
-    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["local/all-MiniLM-L6-v2 (384 dims)", "[]"]

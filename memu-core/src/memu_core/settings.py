@@ -20,10 +20,18 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from memu_core._config import resolve
 from memu_core._config.defaults import DEFAULT_CLOUD_BASE_URL
 from memu_core._config.dsn import normalise_db, redact_dsn
-from memu_core._layout import DEFAULT_DB, plugin_dir
+from memu_core._layout import DEFAULT_DB, models_dir, plugin_dir
 from memu_core.errors import ConfigError
 
-__all__ = ["DEFAULT_CLOUD_BASE_URL", "DEFAULT_DB", "Settings", "load_settings", "plugin_dir", "redact_dsn"]
+__all__ = [
+    "DEFAULT_CLOUD_BASE_URL",
+    "DEFAULT_DB",
+    "Settings",
+    "load_settings",
+    "models_dir",
+    "plugin_dir",
+    "redact_dsn",
+]
 
 ENV_PREFIX = "MEMU_"
 
@@ -124,6 +132,9 @@ class Settings(BaseSettings):
     llm_provider: str | None = Field(default=None, description="Legacy name of MEMU_EMBED_PROVIDER.")
     embed_model: str | None = Field(default=None, description="Embedding model; None = provider default.")
     embed_device: str | None = Field(default=None, description="Local embedder device (cpu, cuda, mps).")
+    embed_runtime: str | None = Field(
+        default=None, description="Local embedder runtime (onnx or torch); None = onnx when installed."
+    )
     api_key: SecretStr | None = Field(default=None, description="Embedding provider key (never the cloud key).")
     base_url: str | None = Field(default=None, description="Embedding endpoint (never the cloud endpoint).")
     embed_batch_size: int = Field(default=64, ge=1, description="Texts per embedding request.")
@@ -172,6 +183,7 @@ class Settings(BaseSettings):
         "llm_provider",
         "embed_model",
         "embed_device",
+        "embed_runtime",
         "base_url",
         "http_proxy",
         "client_id",

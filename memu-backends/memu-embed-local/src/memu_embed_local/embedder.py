@@ -1,19 +1,31 @@
 """``LocalEmbedder``: a sentence-transformers model on this machine, offline by default.
 
-torch and sentence-transformers are imported on the first ``embed`` (or when the dimension of a
-model other than the default is needed), never at module import.
+Two runtimes give the same vectors (the tests hold them to a cosine of 0.9999 on fixed
+sentences, so the fingerprint and every store stay valid):
+
+- ``onnx`` (the default when onnxruntime and tokenizers are installed and the model is a
+  transformer + mean pooling + normalisation): the model exported once to ``~/.memu/models``
+  and run by ONNX Runtime; a process never imports torch;
+- ``torch``: sentence-transformers itself (``MEMU_EMBED_RUNTIME=torch``, or any other model).
+
+Nothing heavy is imported at module import; the runtime loads on the first ``embed``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from memu_core.errors import ConfigError, EmbeddingError
 from memu_core.interfaces import Embedder
 from memu_core.types import Fingerprint
+from memu_embed_local import onnx_model
+from memu_embed_local.export import ExportUnavailable, can_export, ensure_model
 from memu_embed_local.model import (
     BUNDLE_REQUIREMENT,
     DEFAULT_MODEL,
@@ -27,6 +39,7 @@ from memu_embed_local.model import (
 __all__ = ["LocalEmbedder"]
 
 DEFAULT_BATCH_SIZE = 64
+RUNTIMES = ("onnx", "torch")
 _models: dict[tuple[str, str], Any] = {}
 """Loaded models shared by every embedder of the process (loading takes seconds)."""
 _load_lock = threading.Lock()
@@ -51,20 +64,39 @@ def _quiet_transformers() -> None:
         pass
 
 
+def onnx_installed() -> bool:
+    """Whether onnxruntime and tokenizers are importable (checked without importing them)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "tokenizers"))
+
+
+def _announce(message: str) -> None:
+    print(f"memu: {message}", file=sys.stderr, flush=True)
+
+
+def _models_root() -> Path:
+    from memu_core.settings import models_dir
+
+    return models_dir()
+
+
 class LocalEmbedder(Embedder):
     """Embeds with a sentence-transformers model (default all-MiniLM-L6-v2, 384 dims) on the CPU."""
 
     name: ClassVar[str] = "local"
 
     def __init__(
-        self, model: str | None = None, *, batch_size: int = DEFAULT_BATCH_SIZE, device: str = "cpu"
+        self,
+        model: str | None = None,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        device: str = "cpu",
+        runtime: str | None = None,
     ) -> None:
-        """Resolve the model without loading it; ``ConfigError`` when it is not installed."""
-        if not runtime_installed():
-            raise ConfigError(
-                "MEMU_EMBED_PROVIDER=local needs sentence-transformers and torch: "
-                f"pip install '{BUNDLE_REQUIREMENT}'"
-            )
+        """Resolve the model and the runtime without loading anything; ``ConfigError`` when
+        what they need is not installed."""
+        wanted = (runtime or "").strip().lower() or None
+        if wanted is not None and wanted not in RUNTIMES:
+            raise ConfigError(f"MEMU_EMBED_RUNTIME={runtime!r} is not a runtime: set it to onnx or torch")
         choice = choose_model(model)
         if choice is None:
             raise ConfigError(
@@ -73,17 +105,45 @@ class LocalEmbedder(Embedder):
                 f"pip install '{BUNDLE_REQUIREMENT}', or set MEMU_EMBED_MODEL to a model directory"
             )
         if batch_size < 1:
-            raise ConfigError(
-                f"MEMU_EMBED_BATCH_SIZE={batch_size} is too small: set it to a whole number >= 1"
-            )
+            raise ConfigError(f"MEMU_EMBED_BATCH_SIZE={batch_size} is too small: set it to a whole number >= 1")
         self.choice: ModelChoice = choice
         self.batch_size = batch_size
         self.device = device
+        self.runtime = self._pick_runtime(wanted)
         self._dimension: int | None = KNOWN_DIMENSIONS.get(choice.name) if choice.origin != "path" else None
+
+    def _onnx_possible(self) -> bool:
+        return (
+            onnx_installed()
+            and self.device == "cpu"
+            and self.choice.origin != "hub"
+            and onnx_model.supported(self.choice.source)
+        )
+
+    def _pick_runtime(self, wanted: str | None) -> str:
+        if wanted == "torch" or (wanted is None and not self._onnx_possible()):
+            if not runtime_installed():
+                raise ConfigError(
+                    "the local embedder's torch runtime needs sentence-transformers and torch: "
+                    f"{onnx_model.TORCH_INSTALL} && pip install '{onnx_model.EXPORT_REQUIREMENT}'"
+                )
+            return "torch"
+        if not onnx_installed():
+            raise ConfigError(
+                f"MEMU_EMBED_RUNTIME=onnx needs onnxruntime and tokenizers: pip install '{BUNDLE_REQUIREMENT}'"
+            )
+        if not self._onnx_possible():
+            raise ConfigError(
+                f"MEMU_EMBED_RUNTIME=onnx runs a local sentence-transformers folder made of a transformer, "
+                f"mean pooling and normalisation on the cpu; {self.choice.name} is not one: "
+                "set MEMU_EMBED_RUNTIME=torch"
+            )
+        return "onnx"
 
     @classmethod
     def from_settings(cls, settings: Any) -> LocalEmbedder:
-        """Build from ``MEMU_EMBED_MODEL``, ``MEMU_EMBED_BATCH_SIZE`` and ``MEMU_EMBED_DEVICE``."""
+        """Build from ``MEMU_EMBED_MODEL``, ``MEMU_EMBED_BATCH_SIZE``, ``MEMU_EMBED_DEVICE`` and
+        ``MEMU_EMBED_RUNTIME``."""
         raw_batch = _setting(settings, "embed_batch_size", "MEMU_EMBED_BATCH_SIZE") or DEFAULT_BATCH_SIZE
         try:
             batch_size = int(raw_batch)
@@ -95,28 +155,63 @@ class LocalEmbedder(Embedder):
             _setting(settings, "embed_model", "MEMU_EMBED_MODEL"),
             batch_size=batch_size,
             device=_setting(settings, "embed_device", "MEMU_EMBED_DEVICE") or "cpu",
+            runtime=_setting(settings, "embed_runtime", "MEMU_EMBED_RUNTIME"),
         )
 
     @classmethod
     def available(cls, settings: Any = None) -> bool:
-        """Whether this embedder can run here: runtime and model installed. Imports nothing heavy;
-        memu uses it to pick ``local`` when ``MEMU_EMBED_PROVIDER`` is unset."""
-        if not runtime_installed():
+        """Whether this embedder can run here: a runtime and the model installed (for ONNX: an
+        export made, or torch to make it). Imports nothing heavy; memu uses it to pick ``local``
+        when ``MEMU_EMBED_PROVIDER`` is unset."""
+        try:
+            embedder = cls.from_settings(settings)
+        except ConfigError:
             return False
-        choice = choose_model(_setting(settings, "embed_model", "MEMU_EMBED_MODEL"))
+        if embedder.runtime == "onnx":
+            return embedder.onnx_exported() or can_export()
         # A hub name counts only when its weights are already cached: "available" must never
         # mean "will try to download".
-        return choice is not None and (choice.origin != "hub" or hf_cached(choice.source))
+        return embedder.choice.origin != "hub" or hf_cached(embedder.choice.source)
+
+    def onnx_folder(self) -> Path:
+        """Where this model's ONNX export lives (whether or not it exists yet)."""
+        return onnx_model.export_dir(_models_root(), self.choice.name, self.choice.source)
+
+    def onnx_exported(self) -> bool:
+        """Whether an export of this model is on disk (not checked: loading checks it)."""
+        return (self.onnx_folder() / onnx_model.META_FILE).is_file()
+
+    def onnx_model(self, *, force: bool = False) -> onnx_model.OnnxModel:
+        """The ONNX export loaded (exported first when missing or damaged; ``force`` re-exports).
+
+        ``ConfigError`` with the pip line when an export is needed and torch is missing."""
+        key = (self.choice.source, "onnx")
+        with _load_lock:
+            model = None if force else _models.get(key)
+            if model is None:
+                try:
+                    model = ensure_model(
+                        self.choice.name, self.choice.source, _models_root(), announce=_announce, force=force
+                    )
+                except ExportUnavailable as exc:
+                    raise ConfigError(str(exc)) from None
+                except onnx_model.ModelFileError as exc:
+                    raise EmbeddingError(
+                        f"{exc}; export it again with `python -m memu_embed_local export --force`, "
+                        "or set MEMU_EMBED_RUNTIME=torch"
+                    ) from exc
+                _models[key] = model
+            return model
 
     # -- identity -------------------------------------------------------------------------
     @property
     def fingerprint(self) -> Fingerprint:
         """(``local``, model name, dimension); loads the model only for an unknown dimension."""
+        if self._dimension is None and self.runtime == "onnx":
+            self._dimension = self.onnx_model().dimension
         if self._dimension is None:
             model = self._load()
-            get_dim = (
-                getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-            )
+            get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
             self._dimension = int(get_dim())
         return Fingerprint(provider="local", model=self.choice.name, dimension=self._dimension)
 
@@ -130,6 +225,7 @@ class LocalEmbedder(Embedder):
             "origin": self.choice.origin,
             "device": self.device,
             "batch_size": self.batch_size,
+            "runtime": self.runtime,
         }
 
     # -- embedding ------------------------------------------------------------------------
@@ -150,9 +246,7 @@ class LocalEmbedder(Embedder):
                     model = SentenceTransformer(self.choice.source, device=self.device)
                 except Exception as exc:
                     hint = (
-                        ""
-                        if self.choice.origin != "hub"
-                        else " (offline? set MEMU_EMBED_MODEL to a model directory)"
+                        "" if self.choice.origin != "hub" else " (offline? set MEMU_EMBED_MODEL to a model directory)"
                     )
                     raise EmbeddingError(
                         f"could not load local embedding model "
@@ -166,6 +260,15 @@ class LocalEmbedder(Embedder):
         """One L2-normalised vector per text, in order; ``[]`` for ``[]`` without loading anything."""
         if not texts:
             return []
+        if self.runtime == "onnx":
+            model = self.onnx_model()
+            try:
+                vectors = model.encode(list(texts), batch_size=self.batch_size)
+            except Exception as exc:
+                raise EmbeddingError(
+                    f"local embedding model {self.choice.name} (onnx) failed: {' '.join(str(exc).split())[:200]}"
+                ) from exc
+            return self._checked(vectors, len(texts))
         model = self._load()
         try:
             matrix = model.encode(
@@ -179,18 +282,18 @@ class LocalEmbedder(Embedder):
             raise EmbeddingError(
                 f"local embedding model {self.choice.name} failed: {' '.join(str(exc).split())[:200]}"
             ) from exc
-        vectors: list[list[float]] = matrix.astype("float64").tolist()
-        if len(vectors) != len(texts):
+        return self._checked(matrix.astype("float64").tolist(), len(texts))
+
+    def _checked(self, vectors: list[list[float]], count: int) -> list[list[float]]:
+        if len(vectors) != count:
             raise EmbeddingError(
-                f"local embedding model {self.choice.name} returned "
-                f"{len(vectors)} vectors for {len(texts)} texts"
+                f"local embedding model {self.choice.name} returned {len(vectors)} vectors for {count} texts"
             )
         dimension = len(vectors[0])
         if self._dimension is None:
             self._dimension = dimension
         elif dimension != self._dimension:
             raise EmbeddingError(
-                f"local embedding model {self.choice.name} returned "
-                f"{dimension}-dim vectors, expected {self._dimension}"
+                f"local embedding model {self.choice.name} returned {dimension}-dim vectors, expected {self._dimension}"
             )
         return vectors

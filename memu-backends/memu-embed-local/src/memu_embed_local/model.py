@@ -75,9 +75,7 @@ def choose_model(model: str | None) -> ModelChoice | None:
         if bundled is not None:
             return ModelChoice(name=DEFAULT_MODEL, source=str(bundled), origin="package")
         if hf_cached(DEFAULT_MODEL):
-            return ModelChoice(
-                name=DEFAULT_MODEL, source=f"sentence-transformers/{DEFAULT_MODEL}", origin="hub"
-            )
+            return ModelChoice(name=DEFAULT_MODEL, source=f"sentence-transformers/{DEFAULT_MODEL}", origin="hub")
         return None
     assert model is not None
     return ModelChoice(name=model, source=model, origin="hub")
