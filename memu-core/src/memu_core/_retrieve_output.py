@@ -185,10 +185,10 @@ def fit(doc: Mapping[str, Any], max_bytes: int) -> dict[str, Any]:
     JSON (``0`` = no budget; the other top-level keys kept).
 
     Items are taken best first: each segment, then its file once; then the files only a header
-    hit brought in, while the answer names no more files than it has segments (top_k); then the
-    resources. An item that does not fit is left out and the next one tried. A file whose text
-    is inline (no mirror path) keeps only the lines around its shown segments. What was left out
-    is counted under ``omitted``. Never mutates ``doc``.
+    hit brought in, while the answer names no more files than it has segments (top_k; every file
+    when it has no segments); then the resources. An item that does not fit is left out and the
+    next one tried. A file whose text is inline (no mirror path) keeps only the lines around its
+    shown segments. What was left out is counted under ``omitted``. Never mutates ``doc``.
     """
     if max_bytes <= 0:
         return dict(doc)
@@ -242,7 +242,10 @@ def fit(doc: Mapping[str, Any], max_bytes: int) -> dict[str, Any]:
             add_file(parent)
         elif inline(parent):
             widen_file(parent)
-    cap = max(len(segments), len(taken_files))
+    # The engine's header hits may rank more files than top_k; its segments count bounds them. An
+    # answer with no segments at all (a v4 server that returns files only) has nothing to bound
+    # its files by: they are the answer, and only the byte budget cuts them.
+    cap = max(len(segments), len(taken_files)) if segments else len(files)
     for index in [i for i in range(len(files)) if i not in taken_files][: cap - len(taken_files)]:
         add_file(index)
     shown_resources = sum(add("resources", dict(r)) for r in resources)

@@ -151,6 +151,15 @@ def test_fit_keeps_the_best_first_each_file_once_and_caps_header_files() -> None
     assert fit(doc, 0) == doc
 
 
+def test_fit_keeps_the_files_of_an_answer_without_segments() -> None:
+    # A v4 server may answer with files only; they are the answer, not header hits to cap.
+    files = [{"name": f"f{i}", "track": "memory", "path": f"memory/f{i}.md"} for i in range(3)]
+    out = fit({"segments": [], "files": files, "resources": []}, 6000)
+    assert out["files"] == files and "omitted" not in out
+    many = fit({"segments": [], "files": files * 200, "resources": []}, 700)
+    assert len(many["files"]) < 600 and many["omitted"]["files"] >= 1  # the budget still cuts
+
+
 def test_trim_content_without_a_match_keeps_the_first_line() -> None:
     assert trim_content("alpha\nbeta\ngamma", ["zeta"]) == "alpha\n…"
     assert trim_content("alpha", []) == "alpha"
