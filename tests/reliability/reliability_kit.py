@@ -304,6 +304,8 @@ class BridgeWorld:
         self.written: dict[str, str] = {}
         """Every memory file the agent wrote: name -> content."""
         self.runs = 0
+        self.worked: str | None = None
+        """The run marker (as written by prepare) of the jobs the agent last worked."""
 
     # the host writing its logs
     def generate(self) -> None:
@@ -348,6 +350,7 @@ class BridgeWorld:
     def agent(self) -> set[str]:
         """Work the memory jobs on disk: one memory file per slice with the tokens it holds."""
         self.runs += 1
+        self.worked = self.marker()
         seen: set[str] = set()
         jobs = self.base / "jobs"
         for job in sorted(jobs.glob("*.txt")) if jobs.is_dir() else []:
@@ -367,6 +370,23 @@ class BridgeWorld:
             self.written[name] = body
             seen |= {f"rec{t}" for t in tokens}
         return seen
+
+    def marker(self) -> str | None:
+        """The unfinished run's marker file as text (``None``: no run is open)."""
+        for path in self.base.glob(".bridging_run.*"):
+            try:
+                return path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return None
+        return None
+
+    def finish(self, t: Tally) -> None:
+        """What a refused prepare asks for: the open run's agent finishes its jobs (unless it
+        already did), then its commit runs."""
+        current = self.marker()
+        if current is not None and current != self.worked:
+            self.agent()
+        t.note(self.commit())
 
     # what reached the store
     def stored_tokens(self) -> dict[str, list[str]]:
@@ -395,8 +415,7 @@ class BridgeWorld:
         t.note(prep)
         if prep.returncode != 0 and not prep.killed:
             # An unfinished earlier run refused: finish it the way the error tells a user to.
-            done = self.commit()
-            t.note(done)
+            self.finish(t)
             prep = self.prepare()
             t.note(prep)
             if prep.returncode != 0:

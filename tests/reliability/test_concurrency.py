@@ -129,7 +129,7 @@ def test_two_prepares_at_once(tmp_path: Path) -> None:
                 t.note(kit.Outcome([world.exe, "prepare"], proc.returncode, out, err, False, 0.0))
             if all(p.returncode != 0 for p in procs):
                 # Both refused: only an unfinished earlier run may cause that; finish it.
-                t.note(world.commit())
+                world.finish(t)
                 t.note(world.prepare())
             world.agent()
             # A second run starts before the first committed (a slow agent, a second schedule).

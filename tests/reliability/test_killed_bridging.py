@@ -44,8 +44,7 @@ def test_killed_bridging_cycles_lose_and_double_nothing(tmp_path: Path) -> None:
                 t.note(prep)
                 if prep.returncode != 0:
                     # Refused: an unfinished earlier run (a killed commit) must be finished first.
-                    finished = world.commit()
-                    t.note(finished)
+                    world.finish(t)
                     prep = world.prepare()
                     t.note(prep)
                 if prep.returncode != 0:
