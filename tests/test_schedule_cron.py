@@ -163,6 +163,12 @@ def test_hosts_with_their_own_scheduler_get_the_exact_steps(tmp_path: Path, host
     assert f"memu-bridging-{host}" in done.stdout
     assert f"memu-{host} prepare" in done.stdout and f"memu-{host} commit" in done.stdout
     assert _current() is None or f"memu-bridging-{host}" not in (_current() or "")
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    verified = subprocess.run(
+        [_binary(f"memu-{host}"), "schedule", "verify"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "none has committed yet" in verified.stdout
 
 
 def test_each_agent_on_the_generic_adapter_gets_its_own_entry(tmp_path: Path) -> None:

@@ -186,8 +186,35 @@ def installed_plan(spec: HostSpec, base_dir: str | None = None) -> Plan:
     return plan
 
 
+def verify_native(spec: HostSpec, base_dir: str | None = None) -> tuple[int, list[str]]:
+    """What memu can check of a run the agent schedules itself: the binary the prompt calls
+    resolves, and the traces a run leaves (the cursor, an unfinished run)."""
+    import shutil
+    import time
+
+    base, task = where(spec, base_dir)
+    lines: list[str] = []
+    found = shutil.which(spec.binary)
+    lines.append(
+        f"{'ok':<5}binary: {found}" if found else f"{'FAIL':<5}binary: {spec.binary} is not on PATH for the agent"
+    )
+    cursor = base / f".session_manifest.{spec.id}.json"
+    try:
+        age = (time.time() - cursor.stat().st_mtime) / 60
+    except OSError:
+        lines.append(f"{'WARN':<5}last run: none has committed yet; check `{task}` exists in {spec.display}")
+    else:
+        lines.append(f"{'ok':<5}last run: a commit moved the cursor {age:.0f} min ago")
+    if (base / f".bridging_run.{spec.id}.json").exists():
+        lines.append(f"{'WARN':<5}unfinished run: jobs are waiting in {base / 'jobs'}; the next run works them first")
+    lines.append("memu cannot see inside the agent's scheduler; the rows above are the traces runs leave")
+    return (0 if found else 1), lines
+
+
 def verify(spec: HostSpec, *, base_dir: str | None = None, runner_fn: Runner = run_tool) -> tuple[int, list[str]]:
     """Check the registration, then run the wrapper as the scheduler would, in dry-run mode."""
+    if not spec.scheduled_by_os:
+        return verify_native(spec, base_dir)
     plan = installed_plan(spec, base_dir)
     lines: list[str] = []
     registered = backends.get(plan.backend, runner_fn).installed(plan)
