@@ -17,7 +17,7 @@ import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from memu_core._config.dsn import MEMORY_DBS, normalise_db
 from memu_core._log import get_logger
@@ -117,6 +117,21 @@ def open_store(settings: Any = None) -> MemoryStore:
 
 
 # -- the embedder ------------------------------------------------------------------------------
+EmbedderFront: TypeAlias = "Callable[[Callable[[], Embedder]], Embedder]"
+_front: EmbedderFront | None = None
+
+
+def set_embedder_front(front: EmbedderFront | None) -> None:
+    """Wrap every embedder this process builds from now on (``None``: stop wrapping).
+
+    The layers above use it to send embedding work elsewhere without the engine knowing: the
+    CLI's commit and reindex hand it to the warm server (:mod:`memu_core._serve.embedding`).
+    The front gets a callable building the configured embedder and decides when to call it.
+    """
+    global _front
+    _front = front
+
+
 def embedder_factory(settings: Any = None) -> Callable[[], Embedder | None]:
     """A zero-argument callable building the configured embedder (or ``None``) on first need.
 
@@ -136,7 +151,12 @@ def embedder_factory(settings: Any = None) -> Callable[[], Embedder | None]:
             return None
         from memu_core.settings import Settings as FullSettings
 
-        return select_embedder(s if isinstance(s, FullSettings) else _settings(None), embedders)
+        def configured() -> Embedder:
+            embedder = select_embedder(s if isinstance(s, FullSettings) else _settings(None), embedders)
+            assert embedder is not None  # choose() named one
+            return embedder
+
+        return configured() if _front is None else _front(configured)
 
     return build
 

@@ -68,8 +68,10 @@ def add_builtin_commands(app: typer.Typer) -> None:
 
         from memu_core import _compose
         from memu_core._engine.reindex import run_reindex
+        from memu_core._serve.embedding import route_through_warm_server
         from memu_core.settings import load_settings
 
+        route_through_warm_server(autostart=True)
         store, embedder, chunk = _compose.reindex_inputs(load_settings())
         raise typer.Exit(run_reindex(store, embedder, sys.stdout, sys.stderr, batch_size=chunk))
 

@@ -25,8 +25,13 @@ def _where(user_id: str | None, agent_id: str | None) -> dict[str, str]:
 def commit(
     *, payload: str | None, from_dir: Path | None, as_json: bool, prune: bool = False, **local: str | None
 ) -> None:
-    """``memu commit PAYLOAD|--from-dir DIR [--prune] [--json]`` (``local``: memU's ``--db``… overrides)."""
-    overrides.apply(**local)
+    """``memu commit PAYLOAD|--from-dir DIR [--prune] [--json]`` (``local``: memU's ``--db``… overrides).
+
+    The texts are embedded by the warm server when one answers for this configuration (and one
+    is started for next time, unless overrides make this call unusual); else here."""
+    from memu_core._serve.embedding import route_through_warm_server
+
+    route_through_warm_server(autostart=not overrides.apply(**local))
     run_commit(payload, from_dir, as_json, prune=prune)
 
 

@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from memu_core import _compose, _layout, v4
 from memu_core._atomic import write_text
-from memu_core._serve import stamp, turn, unix
+from memu_core._serve import embedding, stamp, turn, unix
 from memu_core.errors import LockBusy, MemuError, UsageError
 
 RETRIEVE = "/_memu/retrieve"
@@ -97,6 +97,7 @@ class WarmServer:
         self.started = time.time()
         self.last_used = time.monotonic()
         self.requests = 0
+        self.embedded_texts = 0
         self.stop_reason = ""
         self._call_lock = threading.Lock()
         self._stopping = threading.Event()
@@ -224,6 +225,11 @@ class WarmServer:
         mismatch = self._handshake(headers)
         if mismatch:
             return 409, v4.error_body(mismatch, "STALE_SERVER")
+        if route == embedding.EMBED and method == "POST":
+            # Not under the call lock: a commit's batch must not hold up the per-turn retrieves.
+            answer = embedding.serve_embed(self.backend, body)
+            self.embedded_texts += len(body["texts"])
+            return 200, answer
         with self._call_lock:
             if route == RETRIEVE and method == "POST":
                 return 200, self._retrieve(body)
@@ -275,6 +281,7 @@ class WarmServer:
             "uptime": round(time.time() - self.started, 3),
             "idle_after": self.idle,
             "requests": self.requests,
+            "embedded_texts": self.embedded_texts,
             "backend": getattr(self.backend, "name", type(self.backend).__name__),
         }
 

@@ -120,7 +120,9 @@ def run_commit(spec: HostSpec, base_dir: str | None, run_id: str | None = None) 
 
     from memu_core._bridge import pipeline, run
     from memu_core._bridge.backend import open_backend
+    from memu_core._serve.embedding import route_through_warm_server
 
+    route_through_warm_server(autostart=True)  # a bridging run borrows the warm model, never loads it
     owner = run.owner_of(spec.session_id_env, os.environ)
     layout = _layout(spec, base_dir)
     report = pipeline.commit(
