@@ -13,7 +13,7 @@ from typing import Any
 from memu_core import _atomic
 from memu_core._bridge.lock import host_lock
 from memu_core._hostkit.spec import HostSpec
-from memu_core._layout import home
+from memu_core._layout import ensure_private_dir, home
 from memu_core._schedule import backends, native, runner
 from memu_core._schedule import plan as plans
 from memu_core._schedule import wrapper as wrappers
@@ -70,7 +70,7 @@ def install(
     backend = backends.get(backend_name, runner_fn)
     agent = plans.agent_argv(spec, agent_command)
     binary = plans.host_binary(spec)
-    base.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_private_dir(base)
     with host_lock(_install_lock(), spec.id, wait=INSTALL_WAIT):
         previous = plans.load(base, spec.id)
         notes: list[str] = []

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from memu_core import _atomic
 from memu_core._bridge.lock import host_lock
+from memu_core._layout import ensure_private_dir, private_opener
 from memu_core._schedule import wrapper as wrappers
 from memu_core._schedule.plan import Plan, now, state_file
 from memu_core.errors import LockBusy
@@ -34,8 +35,8 @@ def log_line(log: Path, event: str, **fields: object) -> None:
     """Append one ``ts=… event=… key=value`` line to the run log."""
     parts = [f"ts={now()}", f"event={event}"]
     parts += [f"{key}={value}" for key, value in fields.items()]
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a", encoding="utf-8") as fh:
+    ensure_private_dir(log.parent)
+    with open(log, "a", encoding="utf-8", opener=private_opener) as fh:
         fh.write(" ".join(parts) + "\n")
     os.chmod(log, 0o600)
 
@@ -134,7 +135,7 @@ def _agent_run(plan: Plan, log: Path) -> int:
     log_line(log, "start", task=plan.task_name, pid=os.getpid(), timeout=plan.timeout)
     env = {**os.environ, "MEMU_BRIDGING_RUN": "1"}
     code: int
-    with open(log, "a", encoding="utf-8") as out:
+    with open(log, "a", encoding="utf-8", opener=private_opener) as out:
         try:
             proc = subprocess.Popen(
                 agent_command(plan, prompt),
