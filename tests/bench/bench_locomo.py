@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -27,6 +28,7 @@ import _harness
 
 from memu_core._engine.engine import LocalEngine
 from memu_core._engine.segments import split_long
+from memu_core._retrieve_output import DEFAULT_MAX_BYTES, fit, render, shape_for_agent
 from memu_core.interfaces import Embedder
 
 DEFAULT_DATA = _harness.REPO_ROOT.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
@@ -121,9 +123,7 @@ def questions_of(sample: Mapping[str, Any], known: set[str]) -> tuple[list[Quest
         if not all(e in known for e in evidence):
             skipped["evidence id not in the conversation"] += 1
             continue
-        kept.append(
-            Question(str(sample["sample_id"]), int(category), str(qa["question"]), frozenset(evidence))
-        )
+        kept.append(Question(str(sample["sample_id"]), int(category), str(qa["question"]), frozenset(evidence)))
     return kept, dict(skipped)
 
 
@@ -158,6 +158,8 @@ class Scores:
 
     sums: dict[tuple[str, int, int], float] = field(default_factory=lambda: defaultdict(float))
     counts: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    sizes: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    """Bytes of each printed answer, per mode."""
 
     def mean(self, mode: str, k: int, cats: Iterable[int]) -> float | None:
         """Mean recall over the questions of ``cats`` (``None`` when there are none)."""
@@ -172,19 +174,25 @@ def evaluate(
     questions: Sequence[Question],
     modes: Sequence[str],
     ks: Sequence[int],
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> Scores:
-    """Retrieve every question at every k in every mode and accumulate recall."""
+    """Retrieve every question at every k in every mode and accumulate recall.
+
+    What is scored is what a host's ``retrieve`` prints: the answer shaped for the agent and fit
+    to ``max_bytes`` (``0`` = the engine's whole answer), with no mirror, so every file's text is
+    inline (trimmed), the largest form an answer takes. Segments the budget leaves out count as
+    not retrieved."""
     scores = Scores()
     for q in questions:
         scores.counts[q.category] += 1
     for mode in modes:
         for top, prefixes in _retrievals(ks):
             for q in questions:
-                result = engine.progressive_retrieve(
-                    q.text, {"user_id": q.conversation}, top_k=top, mode=mode
-                )
+                result = engine.progressive_retrieve(q.text, {"user_id": q.conversation}, top_k=top, mode=mode)
+                printed = fit(shape_for_agent(result, None), max_bytes)
+                scores.sizes[mode].append(len(render(printed).encode()))
                 ids = conversations[q.conversation].line_ids
-                turns = [ids.get(s["text"]) for s in result["segments"]]
+                turns = [ids.get(s["text"]) for s in printed["segments"]]
                 for k in prefixes:
                     found = {t for t in turns[:k] if t is not None}
                     scores.sums[(mode, k, q.category)] += len(found & q.evidence) / len(q.evidence)
@@ -253,6 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=str(Path(tempfile.gettempdir()) / "memu-bench-cache"),
         help="where turn vectors are cached between runs ('' = no cache)",
     )
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        help="score the answer as printed within this budget (0 = the whole answer)",
+    )
     parser.add_argument("--json", dest="json_out", default="", help="also write the scores as JSON here")
     args = parser.parse_args(argv)
     data_path = Path(args.data)
@@ -269,9 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit:
         samples = samples[: args.limit]
 
-    embedder = (
-        local_embedder(Path(args.cache_dir) if args.cache_dir else None) if modes != ["lexical"] else None
-    )
+    embedder = local_embedder(Path(args.cache_dir) if args.cache_dir else None) if modes != ["lexical"] else None
     conversations: dict[str, Conversation] = {}
     questions: list[Question] = []
     skipped: dict[str, int] = defaultdict(int)
@@ -290,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 skipped[reason] += n
         ingest = time.perf_counter() - started
         started = time.perf_counter()
-        scores = evaluate(engine, conversations, questions, modes, ks)
+        scores = evaluate(engine, conversations, questions, modes, ks, args.max_bytes)
         query_time = time.perf_counter() - started
         engine.close()
 
@@ -306,6 +318,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"retrievals in {query_time:.1f} s.\n"
     )
     print("\n".join(report(scores, modes, ks)))
+    budget = f"within --max-bytes {args.max_bytes}" if args.max_bytes else "with no byte budget"
+    print(
+        f"\nScored on each answer as a host prints it {budget} (no mirror: file text inline, trimmed); "
+        "printed size median (max): "
+        + ", ".join(
+            f"{m} {statistics.median(scores.sizes[m]) / 1000:.1f} KB ({max(scores.sizes[m]) / 1000:.1f} KB)"
+            for m in modes
+        )
+        + "."
+    )
     bar = scores.mean("hybrid", 10, BAR_CATEGORIES) if "hybrid" in modes and 10 in ks else None
     if bar is not None:
         verdict = "met" if bar >= BAR else "NOT met"

@@ -90,9 +90,7 @@ def start_warm(env: dict[str, str]) -> subprocess.Popen[bytes]:
     deadline = time.monotonic() + 600
     while serve_status(env) is None:
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(
-                f"memu serve did not start: {proc.stderr.read().decode() if proc.stderr else ''}"
-            )
+            raise RuntimeError(f"memu serve did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
         time.sleep(0.5)
     return proc
 
@@ -121,6 +119,10 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     return float(seconds), int(rss_kib) / 1024.0, out.stdout
 
 
+SIZES: dict[str, list[int]] = {}
+"""Bytes of each printed answer, per ``mode`` (checked answers only)."""
+
+
 def retrieve_runs(
     env: dict[str, str], queries: list[str], runs: int, cmd: list[str] | None = None, mode: str | None = None
 ) -> h.Stats:
@@ -133,6 +135,7 @@ def retrieve_runs(
         seconds, rss, stdout = timed([*base, query] if cmd is None else base, env)
         if cmd is None:
             h.check_output(stdout, query, TOP_K, mode=mode)
+            SIZES.setdefault(mode or "", []).append(len(stdout.encode()))
         if i:
             samples.append(seconds)
             peak = max(peak, rss)
@@ -250,13 +253,9 @@ def main() -> int:
             warm = retrieve_runs(dense_env, queries, args.runs, mode="hybrid")
             after = (serve_status(dense_env) or {}).get("requests", 0)
             if after - before < args.runs + 1:
-                raise RuntimeError(
-                    f"only {after - before} of {args.runs + 1} retrieves reached the warm server"
-                )
+                raise RuntimeError(f"only {after - before} of {args.runs + 1} retrieves reached the warm server")
             rt = round_trip(dense_env, queries, args.runs)
-            rows.append(
-                ["`memu-claude-code retrieve`, server warm (MiniLM query)", warm.cell(), warm.rss_cell()]
-            )
+            rows.append(["`memu-claude-code retrieve`, server warm (MiniLM query)", warm.cell(), warm.rss_cell()])
             rows.append(["  of which: the socket request (embed + search + JSON)", rt.cell(), "—"])
         finally:
             server.send_signal(signal.SIGTERM)
@@ -267,13 +266,14 @@ def main() -> int:
         rows.append(["`memu-claude-code retrieve`, no server, lexical", cold.cell(), cold.rss_cell()])
         if not args.skip_cold_dense:
             dense = retrieve_runs(dense_env, queries, 3, mode="hybrid")
-            rows.append(
-                ["`memu-claude-code retrieve`, no server, MiniLM in process", dense.cell(), dense.rss_cell()]
-            )
-        print(
-            f"\nStore: {args.files:,} files, ~20 lines each ({db.stat().st_size / 2**20:.0f} MiB SQLite).\n"
-        )
+            rows.append(["`memu-claude-code retrieve`, no server, MiniLM in process", dense.cell(), dense.rss_cell()])
+        print(f"\nStore: {args.files:,} files, ~20 lines each ({db.stat().st_size / 2**20:.0f} MiB SQLite).\n")
         print(h.table(["path", "wall median (min-max)", "client peak RSS"], rows))
+        for mode, sizes in SIZES.items():
+            print(
+                f"\nPrinted answer, {mode}, default budget: median {statistics.median(sizes) / 1000:.2f} KB, "
+                f"min-max {min(sizes) / 1000:.2f}-{max(sizes) / 1000:.2f} KB over {len(sizes)} answers."
+            )
         print(
             f"\nEvery retrieve above was checked: segments and files in the mode named, and the query's "
             f"planted file among the first {TOP_K} ({len(h.planted_files())} planted one-line files in the store)."

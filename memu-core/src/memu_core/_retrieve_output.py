@@ -221,30 +221,16 @@ def fit(doc: Mapping[str, Any], max_bytes: int) -> dict[str, Any]:
         if add("files", item):
             taken_files[index] = len(out["files"]) - 1
 
-    def widen_file(index: int) -> None:
-        # A later segment of a file already shown: its lines join the inline text, if they fit.
-        item = out["files"][taken_files[index]]
-        previous = item["content"]
-        item["content"] = trim_content(files[index]["content"], texts[index])
-        if not fits():
-            item["content"] = previous
-
     shown_segments = 0
     for seg in segments:
-        parent = _parent_index(seg, files)
         if not add("segments", dict(seg)):
             continue
         shown_segments += 1
-        if parent is None:
-            continue
-        texts.setdefault(parent, []).append(str(seg.get("text") or ""))
-        if parent not in taken_files:
-            add_file(parent)
-        elif inline(parent):
-            widen_file(parent)
-    # The engine's header hits may rank more files than top_k; its segments count bounds them. An
-    # answer with no segments at all (a v4 server that returns files only) has nothing to bound
-    # its files by: they are the answer, and only the byte budget cuts them.
+        parent = _parent_index(seg, files)
+        if parent is not None:
+            texts.setdefault(parent, []).append(str(seg.get("text") or ""))
+    for parent in texts:
+        add_file(parent)
     cap = max(len(segments), len(taken_files)) if segments else len(files)
     for index in [i for i in range(len(files)) if i not in taken_files][: cap - len(taken_files)]:
         add_file(index)
