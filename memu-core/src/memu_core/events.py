@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from memu_core import _layout
 from memu_core._config import resolve
+from memu_core._config import telemetry as switches
 
 if TYPE_CHECKING:
     from memu_core.types import Event, EventValue
@@ -43,10 +44,10 @@ __all__ = [
     "telemetry_on",
 ]
 
-TELEMETRY_ENV = "MEMU_TELEMETRY"
-ENDPOINT_ENV = "MEMU_EVENTS_BASE_URL"
+TELEMETRY_ENV = switches.TELEMETRY_ENV
+ENDPOINT_ENV = switches.ENDPOINT_ENV
 CLIENT_ID_ENV = "MEMU_CLIENT_ID"
-DO_NOT_TRACK_ENV = "DO_NOT_TRACK"
+DO_NOT_TRACK_ENV = switches.DO_NOT_TRACK_ENV
 
 CODE = "code"
 """``reported_by`` of an event memu's code observed."""
@@ -82,35 +83,25 @@ before any sink sees it; an unknown name carries none."""
 STAGES = ("install", "uninstall", "remember", "retrieve", "other")
 """The stages ``report error --stage`` accepts."""
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
 _PLATFORMS = {"claude-code": "claude_code", "agent": "generic", "generic": "generic"}
 _OSES = {"darwin": "macos", "win32": "windows", "linux": "linux"}
-
-
-def _switch() -> str:
-    # Declared counts, as in memu_core.settings: MEMU_TELEMETRY= exported in a shell means off.
-    return resolve.lookup_declared(TELEMETRY_ENV, "").strip().lower()
 
 
 def opted_out() -> bool:
     """The user said no: ``MEMU_TELEMETRY`` is ``0/false/no/off`` or ``DO_NOT_TRACK`` is set to
     ``1/true/yes/on``. Then no sink receives anything, whatever else is configured."""
-    if os.environ.get(DO_NOT_TRACK_ENV, "").strip().lower() in _TRUE:
-        return True
-    return _switch() in _FALSE
+    return switches.opted_out()
 
 
 def telemetry_on() -> bool:
     """The user said yes (``MEMU_TELEMETRY=1`` in the environment or config.env) and did not
     opt out. Telemetry is off by default."""
-    return not opted_out() and _switch() in _TRUE
+    return switches.telemetry_on()
 
 
 def endpoint() -> str | None:
     """``MEMU_EVENTS_BASE_URL``: the URL events are POSTed to; ``None`` when unset (nothing is sent)."""
-    url = (resolve.lookup(ENDPOINT_ENV, "") or "").strip()
-    return url or None
+    return switches.endpoint()
 
 
 def api_key() -> str:

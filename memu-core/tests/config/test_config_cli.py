@@ -48,6 +48,14 @@ def test_config_local_with_flags(app: typer.Typer, config_file: Path) -> None:
     assert "sk-x" not in result.output
 
 
+def test_config_telemetry(app: typer.Typer, config_file: Path) -> None:
+    result = CliRunner().invoke(app, ["config", "--telemetry", "on"])
+    assert result.exit_code == 0, result.output
+    assert dotenv.read_file(config_file)[0] == {"MEMU_TELEMETRY": "1"}
+    result = CliRunner().invoke(app, ["config", "--telemetry", "sometimes"])
+    assert result.exit_code == 2 and dotenv.read_file(config_file)[0] == {"MEMU_TELEMETRY": "1"}
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -72,9 +72,7 @@ FLIP_TABLE = [
 
 @pytest.mark.parametrize("target", ["local", "cloud"])
 @pytest.mark.parametrize(("content", "local_code", "cloud_code"), FLIP_TABLE)
-def test_flip_guard(
-    config_file: Path, content: str | None, local_code: int, cloud_code: int, target: str
-) -> None:
+def test_flip_guard(config_file: Path, content: str | None, local_code: int, cloud_code: int, target: str) -> None:
     _seed(config_file, content)
     before = config_file.read_bytes() if config_file.exists() else None
     code, s = _config(target)
@@ -148,9 +146,7 @@ IDENTITY_TABLE = [
 
 
 @pytest.mark.parametrize(("content", "flags", "expected"), IDENTITY_TABLE)
-def test_identity_guard(
-    cfg_home: Path, config_file: Path, content: str, flags: dict[str, str], expected: int
-) -> None:
+def test_identity_guard(cfg_home: Path, config_file: Path, content: str, flags: dict[str, str], expected: int) -> None:
     _seed(config_file, content)
     before = config_file.read_bytes()
     flags = {k: v.format(home=cfg_home) for k, v in flags.items()}
@@ -293,9 +289,7 @@ def test_init_is_idempotent(config_file: Path) -> None:
         ("MEMU_MEMORY_MODE=remote\n", "mode      local (default store ~/.memu/memu.sqlite3)", "local"),
     ],
 )
-def test_init_without_key_never_demotes(
-    config_file: Path, content: str, mode_row: str, mode_value: str
-) -> None:
+def test_init_without_key_never_demotes(config_file: Path, content: str, mode_row: str, mode_value: str) -> None:
     _seed(config_file, content)
     code, s = _init()
     assert code == 0
@@ -384,6 +378,7 @@ def test_show_never_prints_a_secret(config_file: Path, monkeypatch: pytest.Monke
         "model     all-MiniLM-L6-v2",
         "embed key set",
         "client    0123…",
+        "telemetry off (default)",
         "note: the environment overrides what this file says for MEMU_API_KEY, MEMU_EMBED_MODEL",
     ]
     assert s.stderr == f"warning: {config_file} line 8 skipped: no '=' (expected KEY=value)\n"
@@ -398,6 +393,7 @@ def test_show_cloud(config_file: Path) -> None:
         "key       set",
         "endpoint  default",
         "client    unset",
+        "telemetry off (default)",
     ]
 
 
@@ -450,3 +446,57 @@ def test_failing_install_hook_does_not_fail_init(config_file: Path) -> None:
     s = Streams()
     assert run_init(BIN, None, s.out, s.err, after_write=broken) == 0
     assert s.stdout.splitlines()[-1].startswith("ready — ")
+
+
+# --- config --telemetry on|off ----------------------------------------------------------------
+
+
+def test_telemetry_alone_writes_only_the_switch(config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memu_core import events
+
+    monkeypatch.delenv("DO_NOT_TRACK", raising=False)
+    _seed(config_file, "MEMU_MEMORY_MODE=cloud\nMEMU_CLOUD_API_KEY=k1\n# mine\n")
+    s = Streams()
+    assert run_config(BIN, None, {}, False, s.out, s.err, telemetry="on") == 0
+    assert _values(config_file) == {"MEMU_MEMORY_MODE": "cloud", "MEMU_CLOUD_API_KEY": "k1", "MEMU_TELEMETRY": "1"}
+    assert "# mine" in config_file.read_text()
+    assert events.telemetry_on() and s.stderr == ""
+    spool = config_file.parent / "events.jsonl"
+    assert f"telemetry on — counts and durations go to {spool}; nothing leaves this machine" in s.stdout
+    spool.write_text('{"event_id": "a"}\n{"event_id": "b"}\n')
+    s = Streams()
+    assert run_config(BIN, None, {}, False, s.out, s.err, telemetry="off") == 0
+    assert _values(config_file)["MEMU_TELEMETRY"] == "0" and not events.telemetry_on()
+    assert s.stdout.splitlines()[1:] == [
+        "telemetry off — nothing is recorded or sent",
+        f"note: 2 event(s) recorded earlier are still in {spool}; `memu events clear` deletes them",
+    ]
+    s = Streams()
+    run_config_show(BIN, s.out, s.err)
+    assert "telemetry off" in s.stdout.splitlines()
+
+
+def test_telemetry_with_a_mode_and_the_environment_winning(config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DO_NOT_TRACK", "1")
+    monkeypatch.setenv("MEMU_EVENTS_BASE_URL", "http://127.0.0.1:9/api/memu/analytics/events")
+    code, s = 0, Streams()
+    code = run_config(BIN, "local", {"db": "/s.sqlite3"}, False, s.out, s.err, telemetry="ON")
+    assert (
+        code == 0 and _values(config_file)["MEMU_TELEMETRY"] == "1" and _values(config_file)["MEMU_DB"] == "/s.sqlite3"
+    )
+    assert "flushes send them to MEMU_EVENTS_BASE_URL" in s.stdout
+    assert "note: DO_NOT_TRACK=1 in this environment wins: telemetry stays off in this shell" in s.stdout
+    s = Streams()
+    run_config_show(BIN, s.out, s.err)
+    assert "telemetry on" in s.stdout.splitlines()
+    monkeypatch.delenv("DO_NOT_TRACK")
+    monkeypatch.setenv("MEMU_TELEMETRY", "1")
+    s = Streams()
+    assert run_config(BIN, None, {}, False, s.out, s.err, telemetry="off") == 0
+    assert "note: MEMU_TELEMETRY=1 in this environment wins: telemetry stays on in this shell" in s.stdout
+
+
+def test_telemetry_refuses_other_values(config_file: Path) -> None:
+    with pytest.raises(UsageError, match="--telemetry on or --telemetry off"):
+        run_config(BIN, None, {}, False, io.StringIO(), io.StringIO(), telemetry="maybe")
+    assert not config_file.exists()

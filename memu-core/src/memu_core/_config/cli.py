@@ -43,8 +43,12 @@ def mount(app: typer.Typer, binary: str, *, after_init: Callable[[], None] | Non
         embed_api_key: Annotated[str, typer.Option("--embed-api-key", help="Embedding key (--local).")] = "",
         embed_base_url: Annotated[str, typer.Option("--embed-base-url", help="Embedding endpoint (--local).")] = "",
         force: Annotated[bool, typer.Option("--force", help="Skip the mode and identity guards.")] = False,
+        telemetry: Annotated[
+            str, typer.Option("--telemetry", metavar="on|off", help="Turn telemetry on or off (alone or with a mode).")
+        ] = "",
     ) -> None:
-        """Show or change config.env: `config show`, or `config --local|--cloud` with options."""
+        """Show or change config.env: `config show`, `config --local|--cloud` with options, or
+        `config --telemetry on|off`."""
         if action is not None and action != "show":
             raise typer.BadParameter(f"{action!r} is not a subcommand; the only one is `show`", param_hint="[show]")
         from memu_core._config import commands
@@ -53,6 +57,8 @@ def mount(app: typer.Typer, binary: str, *, after_init: Callable[[], None] | Non
             _run(lambda: commands.run_config_show(binary, sys.stdout, sys.stderr))
         if local and cloud:
             raise typer.BadParameter("pass either --local or --cloud, not both", param_hint="--local/--cloud")
+        if telemetry and telemetry.strip().lower() not in commands.TELEMETRY_SWITCH:
+            raise typer.BadParameter(f"{telemetry!r}: use on or off", param_hint="--telemetry")
         target = "local" if local else "cloud" if cloud else None
         values = {
             "cloud_api_key": cloud_api_key,
@@ -63,4 +69,8 @@ def mount(app: typer.Typer, binary: str, *, after_init: Callable[[], None] | Non
             "embed_api_key": embed_api_key,
             "embed_base_url": embed_base_url,
         }
-        _run(lambda: commands.run_config(binary, target, values, force, sys.stdout, sys.stderr))
+        _run(
+            lambda: commands.run_config(
+                binary, target, values, force, sys.stdout, sys.stderr, telemetry=telemetry or None
+            )
+        )

@@ -43,6 +43,7 @@ BASE_URL = "MEMU_BASE_URL"
 CLOUD_API_KEY = "MEMU_CLOUD_API_KEY"
 CLOUD_BASE_URL = "MEMU_CLOUD_BASE_URL"
 CLIENT_ID = "MEMU_CLIENT_ID"
+TELEMETRY = "MEMU_TELEMETRY"
 USER_ID = "MEMU_USER_ID"
 AGENT_ID = "MEMU_AGENT_ID"
 
@@ -62,7 +63,10 @@ CLOUD_FLAGS = {"cloud_api_key": CLOUD_API_KEY, "cloud_base_url": CLOUD_BASE_URL}
 """``config --cloud`` flag → the key it writes."""
 
 # Variables `config show` compares against the process environment to warn about shadowing.
-_SHADOWABLE = (MODE, DB, CLOUD_API_KEY, CLOUD_BASE_URL, EMBED_PROVIDER, EMBED_MODEL, API_KEY, BASE_URL)
+_SHADOWABLE = (MODE, DB, CLOUD_API_KEY, CLOUD_BASE_URL, EMBED_PROVIDER, EMBED_MODEL, API_KEY, BASE_URL, TELEMETRY)
+
+TELEMETRY_SWITCH = {"on": "1", "off": "0", "1": "1", "0": "0", "true": "1", "false": "0", "yes": "1", "no": "0"}
+"""``config --telemetry`` value → what is written to ``MEMU_TELEMETRY``."""
 
 
 def row(label: str, value: str) -> str:
@@ -258,18 +262,27 @@ def run_config(
     force: bool,
     out: TextIO,
     err: TextIO,
+    *,
+    telemetry: str | None = None,
 ) -> int:
-    """``<binary> config (--local|--cloud) [flags] [--force]``: guarded update of config.env.
+    """``<binary> config (--local|--cloud) [flags] [--force] [--telemetry on|off]``: guarded
+    update of config.env.
 
     ``values`` maps flag names (keys of :data:`LOCAL_FLAGS` and :data:`CLOUD_FLAGS`) to their
     values; an empty value means the flag was not passed, and the other mode's flags are ignored.
+    ``telemetry`` (``on``/``off``) writes ``MEMU_TELEMETRY``; alone, without a target, it is all
+    that is written (no guard: the switch strands nothing).
     Returns 0, or :data:`REFUSED` after a one-line reason and a next step on ``err``.
     """
+    switch = _telemetry_value(telemetry)
+    if target is None and switch is not None:
+        return _run_telemetry_only(switch, out)
     if target is None:
         _emit(
             err,
             [
-                "error: `config` needs --local or --cloud to know which backend to write.",
+                "error: `config` needs --local or --cloud to know which backend to write "
+                "(or --telemetry on|off alone).",
                 f"To read the configuration without changing it: `{binary} config show`",
             ],
         )
@@ -342,10 +355,67 @@ def run_config(
             rows.append(scope)
     if minted:
         rows.append(row("client", short_id(client) + " (generated)"))
+    if switch is not None:
+        updates[TELEMETRY] = switch
     rows.append(_write(path, updates))
+    if switch is not None:
+        rows.extend(_telemetry_rows(switch == "1"))
     rows.append(f"ready — verify with `{binary} doctor`")
     _emit(out, rows)
     return 0
+
+
+def _telemetry_value(value: str | None) -> str | None:
+    """``--telemetry``'s value as written (``1``/``0``); None when the flag was not passed."""
+    if value is None or value == "":
+        return None
+    written = TELEMETRY_SWITCH.get(value.strip().lower())
+    if written is None:
+        raise UsageError(f"--telemetry {value!r} is invalid; use --telemetry on or --telemetry off")
+    return written
+
+
+def _run_telemetry_only(switch: str, out: TextIO) -> int:
+    """``config --telemetry on|off`` alone: write the switch, keep mode and everything else."""
+    rows = [_write(resolve.config_path(), {TELEMETRY: switch}), *_telemetry_rows(switch == "1")]
+    _emit(out, rows)
+    return 0
+
+
+def _telemetry_rows(on: bool) -> list[str]:
+    """The ``telemetry`` row once the switch is written, and a note when this shell overrides it."""
+    from memu_core._config import telemetry as switches
+
+    spool = _layout.events_spool()
+    if on:
+        sent = (
+            "flushes send them to MEMU_EVENTS_BASE_URL"
+            if switches.endpoint()
+            else "nothing leaves this machine until MEMU_EVENTS_BASE_URL names an endpoint"
+        )
+        rows = [row("telemetry", f"on — counts and durations go to {spool}; {sent}")]
+    else:
+        rows = [row("telemetry", "off — nothing is recorded or sent")]
+        left = _spooled_events(spool)
+        if left:
+            rows.append(
+                f"note: {left} event(s) recorded earlier are still in {spool}; `memu events clear` deletes them"
+            )
+    if switches.telemetry_on() != on:
+        dnt = os.environ.get(switches.DO_NOT_TRACK_ENV, "").strip()
+        blocked = on and dnt.lower() in switches.TRUE
+        cause = f"DO_NOT_TRACK={dnt}" if blocked else f"{TELEMETRY}={os.environ.get(TELEMETRY, '')}"
+        rows.append(f"note: {cause} in this environment wins: telemetry stays {'off' if on else 'on'} in this shell")
+    return rows
+
+
+def _spooled_events(spool: Path) -> int:
+    """How many events the spool holds (its non-blank lines); 0 when there is none."""
+    try:
+        with spool.open("rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except OSError:
+        return 0
 
 
 def _record_key_scope(current: Mapping[str, str], updates: dict[str, str]) -> str:
@@ -416,6 +486,7 @@ def run_config_show(binary: str, out: TextIO, err: TextIO) -> int:
             rows.append(row("embed key", _set(values.get(API_KEY))))
         client = values.get(CLIENT_ID)
         rows.append(row("client", short_id(client) if client else "unset"))
+        rows.append(row("telemetry", _telemetry_shown(values.get(TELEMETRY))))
     shadowed = sorted(k for k in _SHADOWABLE if os.environ.get(k) and os.environ[k] != values.get(k, ""))
     if shadowed:
         rows.append(f"note: the environment overrides what this file says for {', '.join(shadowed)}")
@@ -423,6 +494,14 @@ def run_config_show(binary: str, out: TextIO, err: TextIO) -> int:
     for number, message in problems:
         print(f"warning: {path} line {number} skipped: {message}", file=err)
     return 0
+
+
+def _telemetry_shown(value: str | None) -> str:
+    """What the file's ``MEMU_TELEMETRY`` says (off unless it says on)."""
+    text = (value or "").strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return "on"
+    return "off" if value is not None else "off (default)"
 
 
 def _set(value: str | None) -> str:

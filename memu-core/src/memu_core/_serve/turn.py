@@ -10,7 +10,7 @@ the interpreter has already loaded or what is written in C (``os``, ``sys``, ``_
 settings, no plugins, no host package beyond its id.
 
 It answers only when it is sure it would print what the full command prints; whenever it is not
-(another flag, ``-v``, a config file naming ``MEMU_DB`` or ``MEMU_TELEMETRY``, no server, a
+(another flag, ``-v``, a config file naming ``MEMU_DB`` or turning ``MEMU_TELEMETRY`` on, no server, a
 refusal, an older server) it returns ``None`` and the caller runs the full command, which retries
 the socket, starts a server and answers in process as before. The handshake values are computed
 here and the full client's :mod:`.stamp` uses the same functions, so the two cannot disagree.
@@ -133,14 +133,30 @@ def plain_store(value: str) -> str | None:
     return os.path.abspath(os.path.expanduser(text))
 
 
+def declared_off(content: bytes) -> bool:
+    """Whether every line of the config file naming ``MEMU_TELEMETRY`` is a plain
+    ``MEMU_TELEMETRY=0`` (or ``false/no/off``), as ``config --telemetry off`` writes it; any
+    other form (quotes, ``export``, a comment) is left to the full resolver."""
+    found = False
+    for line in content.splitlines():
+        if b"MEMU_TELEMETRY" not in line:
+            continue
+        key, _, value = line.strip().partition(b"=")
+        if key.strip() != b"MEMU_TELEMETRY" or value.strip().lower() not in (b"0", b"false", b"no", b"off"):
+            return False
+        found = True
+    return found
+
+
 def _handshake() -> tuple[str, str] | None:
     """``(version, config fingerprint)``, or ``None`` when the config file needs the full
-    resolver (it names ``MEMU_DB``, or may switch telemetry on, which the full path records)."""
+    resolver (it names ``MEMU_DB``, or may switch telemetry on, which the full path records; a
+    plain ``MEMU_TELEMETRY=0`` is read here)."""
     env = os.environ
     path = config_path()
     content = read_config(path)
     switch = env.get("MEMU_TELEMETRY")
-    if switch is None and b"MEMU_TELEMETRY" in content:
+    if switch is None and b"MEMU_TELEMETRY" in content and not declared_off(content):
         return None
     if (switch or "").strip().lower() in _TRUE and env.get("DO_NOT_TRACK", "").strip().lower() not in _TRUE:
         return None  # telemetry on: the full command emits the turn's event
