@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from memu_core._hostkit.worktree import SkipRunsInTree, cwd_in_tree, escaped_in_tree
     from memu_core._jsonl import MAX_LINE_CHARS, jsonl_files, load_line, newest_first, relative_key, top_level_value
     from memu_core._layout import TRACKS, Layout, hosts_root
+    from memu_core._plugins.hostindex import KnownHost, known_hosts
     from memu_core.errors import TranscriptReadError
     from memu_core.interfaces import TranscriptSource
     from memu_core.types import Record, RecordKind, SelfSessions, SessionFile, TranscriptRead
@@ -89,6 +90,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "install_instruction": ("memu_core._bridge.instruction", "install"),
     "remove_instruction": ("memu_core._bridge.instruction", "remove"),
     "instruction_marker": ("memu_core._bridge.instruction", "begin_marker"),
+    # every host memu knows of, installed or only catalogued (``memu-agent detect``)
+    "KnownHost": ("memu_core._plugins.hostindex", "KnownHost"),
+    "known_hosts": ("memu_core._plugins.hostindex", "known_hosts"),
 }
 
 __all__ = [
@@ -98,6 +102,7 @@ __all__ = [
     "EpochTimestamps",
     "HostSpec",
     "InstructionChange",
+    "KnownHost",
     "Layout",
     "Record",
     "RecordKind",
@@ -116,6 +121,7 @@ __all__ = [
     "instruction_marker",
     "iso_utc",
     "jsonl_files",
+    "known_hosts",
     "load_line",
     "load_self_sessions",
     "newest_first",

@@ -1,12 +1,16 @@
 """``memu-agent detect``: which agents live in this home, and what memu can do with each.
 
-Read-only. A survey looks at every hidden folder of the home (``~/.<agent>``), skipping tool
-caches; a probe looks at one folder. Each probe walks a bounded number of files, samples the
-newest session logs through the generic sniffer, and reports per agent whether memorization
-(its sessions can be mined), retrieval (it has an instruction file to carry the retrieve
-block), both or neither work, with the paths found and the exact next command. Agents with a
-dedicated adapter are sent to it; SQLite logs are reported as unreadable by this adapter rather
-than passed over in silence.
+Read-only. The hosts memu knows come from the registry, not from a table here: every installed
+host's spec (built-in or third-party, through ``memu_register_hosts``) and the catalogue's
+hosts not installed (:func:`memu_core.host.known_hosts`). An agent whose session folder (or
+whose folder under the home) exists is reported with the distribution that serves it, whether
+it is installed, the install line when it is not, its instruction file and its session root.
+
+Every other hidden folder of the home (``~/.<agent>``, tool caches skipped) falls back to the
+generic adapter: a bounded walk samples the newest session logs through the sniffer and says
+whether memorization (its sessions can be mined), retrieval (it has an instruction file to
+carry the retrieve block), both or neither work, with the exact next command. SQLite logs are
+reported as unreadable by this adapter rather than passed over in silence.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memu_core.host import hosts_root
+from memu_core.host import KnownHost, hosts_root, known_hosts
 from memu_host_generic.source import GenericSource
 
 INSTRUCTION_NAMES = (
@@ -30,15 +34,6 @@ INSTRUCTION_NAMES = (
     "QWEN.md",
     ".cursorrules",
 )
-DEDICATED = {
-    ".codex": "memu-codex",
-    ".claude": "memu-claude-code",
-    ".cursor": "memu-cursor",
-    ".openclaw": "memu-openclaw",
-    ".hermes": "memu-hermes",
-    ".workbuddy": "memu-workbuddy",
-    ".cola": "memu-cola",
-}
 SKIP_DIRS = frozenset(
     [
         ".Trash",
@@ -72,7 +67,7 @@ SAMPLE_LINES = 200
 
 @dataclass
 class Probe:
-    """What one folder holds."""
+    """What one folder holds, for the generic adapter (no distribution matched it)."""
 
     path: Path
     session_files: list[Path] = field(default_factory=list)
@@ -81,11 +76,11 @@ class Probe:
     sampled: int = 0
     messages: int = 0
     tools: int = 0
-    dedicated: str | None = None
     truncated: bool = False
     """The walk stopped at :data:`MAX_FILES`; more may lie beyond."""
     dialects: dict[str, int] = field(default_factory=dict)
     """Sampled records per recognised dialect (see :data:`memu_host_generic.source.DIALECTS`)."""
+    distribution: str = "memu-host-generic"
 
     @property
     def memorization(self) -> bool:
@@ -106,10 +101,20 @@ class Probe:
 
     @property
     def session_dir(self) -> Path | None:
-        """The folder to pass as ``--session-dir``: the deepest one holding every session found."""
+        """The folder to pass as ``--session-dir``: the session root, not a leaf.
+
+        The sessions' common folder, cut back to one level under the agent's folder
+        (``~/.myagent/logs`` for ``~/.myagent/logs/proj/s1.jsonl``), so sessions of projects
+        the agent starts later are mined too (the source walks the root recursively).
+        """
         if not self.session_files:
             return None
-        return Path(os.path.commonpath([str(p.parent) for p in self.session_files]))
+        common = Path(os.path.commonpath([str(p.parent) for p in self.session_files]))
+        try:
+            parts = common.relative_to(self.path).parts
+        except ValueError:
+            return common
+        return self.path / parts[0] if parts else self.path
 
     @property
     def name(self) -> str:
@@ -118,8 +123,6 @@ class Probe:
 
     def next_commands(self) -> list[str]:
         """The exact commands that set up what works."""
-        if self.dedicated:
-            return [f"{self.dedicated} docs install"]
         cmds = []
         if self.memorization and self.session_dir is not None:
             base = _q(agent_base(self.name))
@@ -133,18 +136,80 @@ class Probe:
         return {
             "path": str(self.path),
             "name": self.name,
-            "dedicated": self.dedicated,
+            "adapter": "generic",
+            "host": "agent",
+            "display": self.name,
+            "distribution": self.distribution,
+            "installed": True,
+            "install": None,
+            "binary": "memu-agent",
+            "dedicated": None,
             "verdict": self.verdict,
             "memorization": self.memorization,
             "retrieval": self.retrieval,
             "session_dir": str(self.session_dir) if self.session_dir else None,
             "session_files": len(self.session_files),
+            "instruction_file": str(self.instruction_files[0]) if self.instruction_files else None,
             "sampled": self.sampled,
             "messages": self.messages,
             "tools": self.tools,
             "dialects": dict(self.dialects),
             "sqlite_files": [str(p) for p in self.sqlite_files],
             "instruction_files": [str(p) for p in self.instruction_files],
+            "truncated": self.truncated,
+            "next": self.next_commands(),
+        }
+
+
+@dataclass
+class Match:
+    """An agent a known host serves: found by its session folder, or its folder in the home."""
+
+    host: KnownHost
+    path: Path
+    """The agent's folder (``~/.claude``), or the session root when that lies outside the home."""
+    root: Path
+    """The host's session root (its spec's ``session_dir``, expanded), never a leaf inside it."""
+    session_files: int = 0
+    truncated: bool = False
+
+    @property
+    def sessions_found(self) -> bool:
+        """Whether the session root exists (a folder, or a file such as Hermes' ``state.db``)."""
+        return self.root.exists()
+
+    @property
+    def instruction(self) -> str:
+        """The host's instruction file: a path, or ``AGENTS.md in each project`` for ``./`` ones."""
+        text = self.host.instruction_path
+        if not text:
+            return ""
+        if text.startswith("./"):
+            return f"{text[2:]} in each project"
+        return str(Path(text).expanduser())
+
+    def next_commands(self) -> list[str]:
+        """Install the distribution when it is missing, then follow the host's own guide."""
+        cmds = [] if self.host.installed else [self.host.install_line]
+        return [*cmds, f"{self.host.binary} docs install"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The match for programs (``--json``)."""
+        return {
+            "path": str(self.path),
+            "name": self.host.id,
+            "adapter": "dedicated",
+            "host": self.host.id,
+            "display": self.host.display,
+            "distribution": self.host.distribution,
+            "installed": self.host.installed,
+            "install": None if self.host.installed else self.host.install_line,
+            "binary": self.host.binary,
+            "dedicated": self.host.binary,
+            "session_dir": str(self.root),
+            "sessions_found": self.sessions_found,
+            "session_files": self.session_files,
+            "instruction_file": self.instruction or None,
             "truncated": self.truncated,
             "next": self.next_commands(),
         }
@@ -160,16 +225,55 @@ def _q(path: Path) -> str:
     return f"'{text}'" if any(c in text for c in " '\"$`\\") else text
 
 
-def _short(path: Path) -> str:
+def _short(path: Path | str) -> str:
     home = str(Path.home())
     text = str(path)
     return "~" + text[len(home) :] if text == home or text.startswith(home + os.sep) else text
 
 
+def _agent_folder(root: Path, home: Path) -> Path:
+    """``~/.x`` for a session root under ``~/.x``; the root itself outside the home."""
+    try:
+        parts = root.relative_to(home).parts
+    except ValueError:
+        return root
+    return home / parts[0] if parts else root
+
+
+def _hosts() -> list[KnownHost]:
+    """The known hosts that have a session folder to look for (not this adapter itself)."""
+    return [h for h in known_hosts() if h.session_dir]
+
+
+def _match(host: KnownHost, home: Path) -> Match | None:
+    root = Path(host.session_dir).expanduser()
+    folder = _agent_folder(root, home)
+    if not (root.exists() or folder.is_dir()):
+        return None
+    found = Match(host, folder, root)
+    if root.is_dir():
+        for _top, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+            found.session_files += sum(name.endswith(".jsonl") for name in files)
+            if found.session_files >= MAX_FILES:
+                found.truncated = True
+                break
+    return found
+
+
+def _within(a: Path, b: Path) -> bool:
+    """``a`` is ``b`` or lies under it."""
+    try:
+        a.relative_to(b)
+    except ValueError:
+        return False
+    return True
+
+
 def probe(path: str | Path) -> Probe:
     """Walk ``path`` (bounded), classify what it holds, and sample its newest session logs."""
     root = Path(path).expanduser()
-    found = Probe(root, dedicated=DEDICATED.get(root.name))
+    found = Probe(root)
     if not root.is_dir():
         return found
     sessions: list[tuple[float, Path]] = []
@@ -231,17 +335,46 @@ def _sample(found: Probe) -> None:
                     found.dialects[name] = found.dialects.get(name, 0) + 1
 
 
-def scan_home(home: str | Path = "~") -> list[Probe]:
-    """Probe every hidden folder of ``home`` that holds sessions, databases or instructions."""
+Found = Match | Probe
+
+
+def look(path: str | Path) -> Found:
+    """One folder: the known host whose agent folder or session root it is (or holds, or lies
+    in); otherwise the generic probe."""
+    target = Path(path).expanduser().resolve()
+    home = Path.home()
+    for host in _hosts():
+        root = Path(host.session_dir).expanduser()
+        folder = _agent_folder(root, home)
+        inside = _within(target, folder.resolve())
+        holds = _within(root.resolve(), target) and not _within(home.resolve(), target)
+        if inside or holds:
+            found = _match(host, home)
+            if found is not None:
+                return found
+    return probe(target)
+
+
+def scan_home(home: str | Path = "~") -> list[Found]:
+    """Every known host found in ``home``, then every other hidden folder of it that holds
+    sessions, databases or instructions (the generic adapter's)."""
     base = Path(home).expanduser()
-    probes = []
+    found: list[Found] = []
+    for host in _hosts():
+        match = _match(host, base)
+        if match is not None:
+            found.append(match)
+    claimed = {m.path for m in found}
+    generic = next((h.distribution for h in known_hosts() if h.id == "agent"), "memu-host-generic")
     for entry in sorted(base.glob(".*")):
-        if entry.name in SKIP_DIRS or not entry.is_dir():
+        if entry.name in SKIP_DIRS or entry in claimed or not entry.is_dir():
             continue
         p = probe(entry)
-        if p.session_files or p.sqlite_files or p.instruction_files or p.dedicated:
-            probes.append(p)
-    return probes
+        p.distribution = generic
+        if p.session_files or p.sqlite_files or p.instruction_files:
+            found.append(p)
+    found.sort(key=lambda f: str(f.path))
+    return found
 
 
 def _dialects(p: Probe) -> str:
@@ -249,11 +382,30 @@ def _dialects(p: Probe) -> str:
     return ("dialect " if len(names) == 1 else "dialects ") + ", ".join(names) if names else "no dialect"
 
 
-def render(p: Probe) -> str:
-    """The probe for people: one block per agent."""
-    lines = [_short(p.path)]
-    if p.dedicated:
-        lines.append(f"  dedicated adapter: use `{p.dedicated}` (guide: `{p.dedicated} docs install`)")
+def render_match(m: Match) -> str:
+    """A known host's agent for people: the distribution, the session root, the instruction."""
+    h = m.host
+    state = "installed" if h.installed else "not installed"
+    lines = [_short(m.path), f"  agent: {h.display} → {h.distribution} ({state}; binary {h.binary})"]
+    if m.sessions_found:
+        count = f" ({m.session_files}{'+' if m.truncated else ''} session file(s))" if m.root.is_dir() else ""
+        lines.append(f"  sessions: {_short(m.root)}{count}")
+    else:
+        lines.append(f"  sessions: none yet (expected in {_short(m.root)})")
+    if m.instruction:
+        lines.append(f"  instruction: {_short(m.instruction)}")
+    if not h.installed:
+        lines.append(f"  install: {h.install_line}")
+    for cmd in m.next_commands():
+        lines.append(f"  next: {cmd}")
+    return "\n".join(lines)
+
+
+def render(p: Found) -> str:
+    """One agent for people: a known host's block, or the generic probe's."""
+    if isinstance(p, Match):
+        return render_match(p)
+    lines = [_short(p.path), f"  agent: unknown → {p.distribution} (the generic adapter, memu-agent)"]
     if p.memorization:
         lines.append(
             f"  memorization: works — {len(p.session_files)} session file(s) "
@@ -287,30 +439,29 @@ def render(p: Probe) -> str:
         )
     lines.append(f"  verdict: {p.verdict}")
     if p.truncated:
-        lines.append(
-            f"  (stopped after {MAX_FILES} files; pass a deeper folder to `memu-agent detect <path>`)"
-        )
+        lines.append(f"  (stopped after {MAX_FILES} files; pass a deeper folder to `memu-agent detect <path>`)")
     for cmd in p.next_commands():
         lines.append(f"  next: {cmd}")
     return "\n".join(lines)
 
 
 def report(path: str | None, *, as_json: bool) -> str:
-    """The whole ``detect`` output for a probe of ``path``, or a survey of the home."""
+    """The whole ``detect`` output for a look at ``path``, or a survey of the home."""
     if path is not None:
-        p = probe(path)
+        p = look(path)
         return json.dumps(p.to_json(), indent=2, ensure_ascii=False) if as_json else render(p)
-    probes = scan_home()
+    found = scan_home()
     if as_json:
         return json.dumps(
-            {"home": str(Path.home()), "agents": [p.to_json() for p in probes]}, indent=2, ensure_ascii=False
+            {"home": str(Path.home()), "agents": [p.to_json() for p in found]}, indent=2, ensure_ascii=False
         )
-    if not probes:
+    if not found:
         return "no agent installations found under ~"
     footer = (
-        "next steps: an agent with a dedicated adapter follows its own guide; otherwise\n"
+        "next steps: an agent a memu distribution serves follows its binary's guide (install the\n"
+        "distribution first where it says `install:`); any other agent uses the generic adapter:\n"
         "  memorization → memu-agent prepare --session-dir <dir> --base-dir ~/.memu/hosts/agent-<name>\n"
         "                 (schedule it: `memu-agent docs task`; commit with the same --base-dir)\n"
         "  retrieval    → memu-agent install-instruction --path <file>"
     )
-    return "\n\n".join([*(render(p) for p in probes), footer])
+    return "\n\n".join([*(render(p) for p in found), footer])
