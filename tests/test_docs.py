@@ -69,3 +69,24 @@ def test_the_plugin_tutorial_example_runs(
     (line,) = [json.loads(raw) for raw in log.read_text().splitlines()]
     assert line["event"] == "memory_commit_succeeded" and line["host"] == ""
     assert line["recall_file_count"] == 4 and isinstance(line["latency_ms"], int)
+
+
+GUIDES = sorted((REPO / "memu-hosts").glob("*/src/*/guides"))
+NATIVE = ("codex", "openclaw", "workbuddy", "cola")
+
+
+@pytest.mark.parametrize("guides", GUIDES, ids=lambda p: p.parent.name)
+def test_host_guides_report_and_say_what_telemetry_keeps(guides: Path) -> None:
+    install = (guides / "INSTALL.md").read_text(encoding="utf-8")
+    assert "`{{binary}} report install`" in install and "--stage install" in install
+    assert install.index("report install") < install.index("## Report the outcome")
+    for switch in ("MEMU_TELEMETRY=0", "DO_NOT_TRACK=1", "config --telemetry off", "off** unless"):
+        assert switch in install, f"{guides}: INSTALL.md does not say how telemetry is turned off ({switch})"
+    uninstall = (guides / "UNINSTALL.md").read_text(encoding="utf-8")
+    assert "`{{binary}} report uninstall`" in uninstall and "--stage uninstall" in uninstall
+    assert uninstall.index("report uninstall") < uninstall.index("pip uninstall")  # while the command exists
+    assert "~/.memu/events.jsonl" in uninstall and "events.*.sending" in uninstall
+    if guides.parent.name.removeprefix("memu_host_").replace("_", "-") in NATIVE:
+        task = (guides / "BRIDGING_TASK.md").read_text(encoding="utf-8")
+        prompt = task[task.index("```text") : task.index("```", task.index("```text") + 7)]
+        assert "ON FAILURE" in prompt and "{{binary}} report error --stage remember --detail" in prompt
