@@ -45,12 +45,7 @@ def add_builtin_commands(app: typer.Typer) -> None:
     flags.typer_command(app, flags.LIST_FILES, _memory_command("list_files"))
     flags.typer_command(app, flags.FORGET, _memory_command("forget"))
 
-    @app.command()
-    def plugins(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable.")] = False) -> None:
-        """List loaded plugins, their hooks and load errors."""
-        from memu_core._cli.admin_cmds import run_plugins
-
-        run_plugins(as_json)
+    _add_plugins_commands(app)
 
     @app.command()
     def doctor() -> None:
@@ -106,6 +101,67 @@ def add_builtin_commands(app: typer.Typer) -> None:
     from memu_core._cli.templates_cmds import register as register_templates
 
     register_templates(app)
+
+
+JSON_OPTION = typer.Option("--json", help="Machine-readable.")
+
+
+def _add_plugins_commands(app: typer.Typer) -> None:
+    """``memu plugins`` lists what is installed; ``install``, ``uninstall`` and ``available``
+    manage it with memu's own pip and never import a plugin in this process."""
+    from memu_core._cli.apps import sub_app
+
+    group = sub_app(
+        "List loaded plugins and their load errors; install, uninstall, list what memu offers.",
+        no_args_is_help=False,
+        invoke_without_command=True,
+    )
+
+    @group.callback()
+    def plugins(ctx: typer.Context, as_json: Annotated[bool, JSON_OPTION] = False) -> None:
+        """List loaded plugins, their hooks and load errors (the same as `memu plugins list`)."""
+        if ctx.invoked_subcommand is None:
+            from memu_core._cli.admin_cmds import run_plugins
+
+            run_plugins(as_json)
+
+    @group.command("list")
+    def plugins_list(as_json: Annotated[bool, JSON_OPTION] = False) -> None:
+        """List loaded plugins, their hooks and load errors."""
+        from memu_core._cli.admin_cmds import run_plugins
+
+        run_plugins(as_json)
+
+    @group.command("available")
+    def plugins_available(as_json: Annotated[bool, JSON_OPTION] = False) -> None:
+        """Every memu distribution, marked installed (with its version) or not."""
+        from memu_core._cli.plugins_cmds import run_available
+
+        run_available(as_json)
+
+    @group.command("install")
+    def plugins_install(
+        specs: Annotated[list[str], typer.Argument(help="Distribution names, project folders or wheels.")],
+        upgrade: Annotated[bool, typer.Option("--upgrade", "-U", help="Upgrade what is installed.")] = False,
+        editable: Annotated[bool, typer.Option("--editable", "-e", help="Install a project folder editable.")] = False,
+        as_json: Annotated[bool, JSON_OPTION] = False,
+    ) -> None:
+        """Install plugins with memu's own pip; print the plugins and names that registered."""
+        from memu_core._cli.plugins_cmds import run_install
+
+        raise typer.Exit(run_install(specs, upgrade=upgrade, editable=editable, as_json=as_json))
+
+    @group.command("uninstall")
+    def plugins_uninstall(
+        names: Annotated[list[str], typer.Argument(help="Distribution names.")],
+        as_json: Annotated[bool, JSON_OPTION] = False,
+    ) -> None:
+        """Uninstall plugins with memu's own pip; print the plugins and names that went."""
+        from memu_core._cli.plugins_cmds import run_uninstall
+
+        raise typer.Exit(run_uninstall(names, as_json=as_json))
+
+    app.add_typer(group, name="plugins")
 
 
 def _memory_command(name: str) -> Callable[..., None]:
