@@ -4,7 +4,8 @@ The public surface is small on purpose: ``hookimpl`` and ``hookspec`` here, and 
 :mod:`~memu_core.hookspecs`, :mod:`~memu_core.interfaces`, :mod:`~memu_core.types`,
 :mod:`~memu_core.errors`, :mod:`~memu_core.settings`, :mod:`~memu_core.text`,
 :mod:`~memu_core.v4`, :mod:`~memu_core.host` (the host SDK), :mod:`~memu_core.cli`,
-:mod:`~memu_core.serving` and :mod:`~memu_core.testing`. Everything in a module whose name
+:mod:`~memu_core.serving`, :mod:`~memu_core.testing` and :mod:`~memu_core.memory` (the
+Python API: :func:`open_memory`, also importable from here). Everything in a module whose name
 starts with ``_`` is private; plugin distributions never import it
 (docs/adr/0008-module-map.md, checked by import-linter).
 """
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     """Marks a plugin's implementation of a ``memu_*`` hook."""
     __version__: str
 
-__all__ = ["PROJECT_NAME", "__version__", "hookimpl", "hookspec"]
+__all__ = ["PROJECT_NAME", "Memory", "__version__", "hookimpl", "hookspec", "open_memory"]
 
 
 def __getattr__(name: str) -> Any:
@@ -39,6 +40,12 @@ def __getattr__(name: str) -> Any:
         marker = (pluggy.HookspecMarker if name == "hookspec" else pluggy.HookimplMarker)(PROJECT_NAME)
         globals()[name] = marker
         return marker
+    if name in ("open_memory", "Memory"):
+        # The library entry point (memu_core.memory): imported only when a program asks for it,
+        # by name, since the package itself sits below every layer it builds on.
+        import importlib
+
+        return getattr(importlib.import_module("memu_core.memory"), name)
     if name == "__version__":
         from memu_core._version import version
 

@@ -1,0 +1,1 @@
+"""The plugin tutorial's finished example: every memu event appended to a JSON Lines file."""
