@@ -37,10 +37,21 @@ MAX_BYTES_ENV = "MEMU_RETRIEVE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 6000
 """Mirrors :data:`memu_core._retrieve_output.DEFAULT_MAX_BYTES` (a test holds them equal)."""
 IGNORED_VARIABLES = frozenset(
-    {"MEMU_SERVE_AUTOSTART", "MEMU_SERVE_IDLE", "MEMU_DEBUG", "MEMU_TELEMETRY", "MEMU_DB", MAX_BYTES_ENV}
+    {
+        "MEMU_SERVE_AUTOSTART",
+        "MEMU_SERVE_IDLE",
+        "MEMU_DEBUG",
+        "MEMU_TELEMETRY",
+        "MEMU_EVENTS_BASE_URL",
+        "MEMU_EVENTS_SPOOL",
+        "MEMU_CLIENT_ID",
+        "MEMU_DB",
+        MAX_BYTES_ENV,
+    }
 )
 """``MEMU_*`` knobs that change how a process runs, not what the server answers: a client that
-sets them differently must not force a restart. ``MEMU_DB`` enters the fingerprint resolved."""
+sets them differently must not force a restart (the events' switches, endpoint, spool and id are
+the client's: the server records no event of a turn). ``MEMU_DB`` enters the fingerprint resolved."""
 CONNECT_TIMEOUT = 0.5
 READ_TIMEOUT = 10.0
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
