@@ -1,6 +1,6 @@
 """Developer sessions. ``nox -s tests`` is the whole suite in a fresh venv; ``nox -s bench`` the
-benchmarks (not part of the default run). Sessions install with pip: torch must come from the
-pinned CPU wheel in requirements-dev.txt."""
+benchmarks and ``nox -s build`` the release artefacts (neither is part of the default run).
+Sessions install with pip: torch must come from the pinned CPU wheel in requirements-dev.txt."""
 
 from __future__ import annotations
 
@@ -84,3 +84,19 @@ def soak(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "tests/reliability", "-p", "no:randomly", *session.posargs, env=env)
     finally:
         session.run("python", "tests/reliability/figures.py", report, env=env)
+
+
+@nox.session(python="3.11")
+def build(session: nox.Session) -> None:
+    """Every member's sdist and wheel (and memu-all's) into dist/, checked as the index would:
+    ``twine check --strict`` (the README renders), then tests/dists.py (name, the family's one
+    version, licence, Requires-Python, every script and entry point of pyproject.toml, py.typed)."""
+    import shutil
+    from pathlib import Path
+
+    session.install("build>=1.2", "twine>=6.1", "readme-renderer[md]>=44")
+    shutil.rmtree("dist", ignore_errors=True)
+    for member in [*MEMBERS, "."]:
+        session.run("python", "-m", "build", "--sdist", "--wheel", "--outdir", "dist", member)
+    session.run("twine", "check", "--strict", *sorted(str(p) for p in Path("dist").iterdir()))
+    session.run("python", "tests/dists.py", "check", "dist")
