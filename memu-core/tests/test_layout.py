@@ -61,12 +61,17 @@ def test_the_pattern_finds_what_it_should() -> None:
         assert not LAYOUT_PIECE.match(text), text
 
 
+# The per-turn warm client repeats the few names it needs rather than import the layout module
+# (whose pathlib and dataclasses it must not pay for, ADR 0020); the test below holds them equal.
+MIRRORS = {LAYOUT_MODULE.parent / "_serve" / "turn.py"}
+
+
 def test_only_the_layout_module_names_memus_files() -> None:
     offenders = [
         f"{path.relative_to(REPO)}:{line}: {text!r}"
         for root in SOURCES
         for path in sorted(root.rglob("*.py"))
-        if path != LAYOUT_MODULE
+        if path != LAYOUT_MODULE and path not in MIRRORS
         for line, text in layout_strings(path)
     ]
     assert offenders == [], "ask memu_core._layout (or memu_core.host.hosts_root / memu_core.settings.plugin_dir)"
@@ -98,3 +103,11 @@ def test_everything_lives_under_home_unless_overridden(tmp_path: Path, monkeypat
 def test_a_plugin_folder_is_one_plain_name(name: str) -> None:
     with pytest.raises(ValueError, match="one plain folder name"):
         _layout.plugin_dir(name)
+
+
+def test_the_warm_clients_copies_agree_with_the_layout() -> None:
+    from memu_core import _layout
+    from memu_core._serve import turn
+
+    for name in ("HOME_DIR", "CONFIG_ENV_VAR", "RUN_DIR_ENV", "SOCKET_NAME"):
+        assert getattr(turn, name) == getattr(_layout, name), name
