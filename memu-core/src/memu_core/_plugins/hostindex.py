@@ -24,6 +24,11 @@ class KnownHost:
     """The command that installs its distribution (``pip install memu-host-codex``)."""
 
     @property
+    def plugins_install(self) -> str:
+        """The same through memu's own installer: ``memu plugins install <distribution>``."""
+        return f"memu plugins install {self.distribution}"
+
+    @property
     def binary(self) -> str:
         """``memu-<id>``."""
         return f"memu-{self.id}"

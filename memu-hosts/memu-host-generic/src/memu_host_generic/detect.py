@@ -204,6 +204,7 @@ class Match:
             "distribution": self.host.distribution,
             "installed": self.host.installed,
             "install": None if self.host.installed else self.host.install_line,
+            "plugins_install": None if self.host.installed else self.host.plugins_install,
             "binary": self.host.binary,
             "dedicated": self.host.binary,
             "session_dir": str(self.root),
@@ -395,7 +396,7 @@ def render_match(m: Match) -> str:
     if m.instruction:
         lines.append(f"  instruction: {_short(m.instruction)}")
     if not h.installed:
-        lines.append(f"  install: {h.install_line}")
+        lines.append(f"  install: {h.install_line} (or: {h.plugins_install})")
     for cmd in m.next_commands():
         lines.append(f"  next: {cmd}")
     return "\n".join(lines)
