@@ -4,20 +4,23 @@
 
 On a large store a common word is in tens of thousands of lines, so the SQLite store scores only
 the rows holding the query's rarest word (``memu_core.text.required_terms``); when those are still
-more than the budget, a narrower pass first scores the rows that also hold another typed word
-(``memu_core.text.candidate_rules``) and falls back to the wide rule only when it cannot fill the
-limit. This script times the engine's ``progressive_retrieve`` (lexical and hybrid, top 5, MiniLM
+more than the budget, narrower passes come first: the rows holding every typed word (the SQLite
+store's own pass, ADR 0011), then the rows that also hold another typed word
+(``memu_core.text.candidate_rules``); the store falls back to a wider one only when a pass
+cannot fill the limit. This script times the engine's ``progressive_retrieve`` (lexical and hybrid, top 5, MiniLM
 query embedding, the cached benchmark store of ``_harness.store_path``) with the narrow pass **on**
 (as shipped) and **off** (only the last, wide rule), interleaved query by query so both see the
 same load, in wall time and in CPU time of the retrieving process (the work itself, which a busy
 machine inflates less than the wall clock). Every answer is checked (``_harness.check_answer``):
 an empty or wrong one fails the run.
 
-``--before SRC`` (or ``MEMU_BENCH_BEFORE_SRC``) also times the code before the lexical-search fix,
-interleaved with the others: a child process whose ``memu_core`` comes from ``SRC`` (an export of
-an older ``memu-core/src``, e.g. ``git archive 8766154 memu-core/src | tar -x -C DIR``) answers
-the same queries over the same store. Its answers are *counted*, not checked: on this store they
-are empty, so that column is the cost of an empty answer, not of a search.
+``--before SRC`` (or ``MEMU_BENCH_BEFORE_SRC``) also times older code, interleaved with the others:
+a child process whose ``memu_core`` comes from ``SRC`` (an export of an older ``memu-core/src``,
+e.g. ``git archive 8766154 memu-core/src | tar -x -C DIR``) answers the same queries over the same
+store. Its answers are *counted*, not checked, by default: the code before the lexical-search fix
+(8766154) answers nothing on this store, so that column is the cost of an empty answer, not of a
+search. With ``--check-before`` they are checked like the others (for code that does answer, such
+as the commit before a speed-up), and the column is a search figure.
 """
 
 from __future__ import annotations
@@ -96,7 +99,7 @@ for line in sys.stdin:
         ask["query"], top_k=ask["top_k"], mode="lexical"
     )
     print(json.dumps({"wall": wall, "cpu": cpu, "mode": result["mode"], "segments": len(result["segments"]),
-                      "lexical_segments": len(lexical["segments"])}), flush=True)
+                      "lexical_segments": len(lexical["segments"]), "result": result}), flush=True)
 """
 
 
@@ -137,7 +140,7 @@ class Before:
 
 
 def interleaved(
-    engine: Any, queries: Sequence[str], runs: int, before: Before | None
+    engine: Any, queries: Sequence[str], runs: int, before: Before | None, check_before: bool = False
 ) -> tuple[dict[tuple[str, str], tuple[list[float], list[float]]], dict[str, int]]:
     """For each query in turn, every mode: narrow pass on, off, then the code before the fix.
 
@@ -157,6 +160,8 @@ def interleaved(
                     assert before is not None
                     got = before.retrieve(query, mode)
                     wall, cpu = got["wall"], got["cpu"]
+                    if check_before:
+                        h.check_answer(got["result"], query, TOP_K, mode=mode)
                     if i >= 2:
                         empty[mode] += got["segments"] == 0
                         if mode == "hybrid":
@@ -189,12 +194,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--before",
         type=Path,
         default=os.environ.get("MEMU_BENCH_BEFORE_SRC") or None,
-        help="a memu-core/src of the code before the fix (default: $MEMU_BENCH_BEFORE_SRC)",
+        help="a memu-core/src of older code to time beside (default: $MEMU_BENCH_BEFORE_SRC)",
     )
     parser.add_argument(
         "--before-label",
         default=os.environ.get("MEMU_BENCH_BEFORE_LABEL") or "the code of `--before`",
         help="what --before is, for the table (default: $MEMU_BENCH_BEFORE_LABEL)",
+    )
+    parser.add_argument(
+        "--check-before",
+        action="store_true",
+        help="check the answers of --before like the others (for code that answers)",
     )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -211,17 +221,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"In-process `progressive_retrieve` (top {TOP_K}, MiniLM query embedding, stand-in store vectors), "
         f"{runs} timed queries per cell after 2 warm-up rounds, the settings interleaved query by query. "
-        "**On** is the shipped code; **off** keeps only the wide candidate rule (`text.candidate_rules` "
-        "minus its narrow pass). Every on/off answer is checked: segments and files, and the query's "
+        "**On** is the shipped code; **off** keeps only the wide candidate rule (no every-word pass, and "
+        "`text.candidate_rules` minus its narrow pass). Every on/off answer is checked: segments and files, "
+        "and the query's "
         f"planted file among the first {TOP_K}. Wall time, then the CPU time of the retrieving process "
         "(all its threads); *paired* is the median of the per-query changes from off to on.\n",
         flush=True,
     )
     if args.before is not None:
         print(
-            f"**Before the fix** is {args.before_label}, answering the same queries over the same store in "
-            "a process of its own, interleaved with the others. Its answers are counted, not checked: "
-            "an empty answer costs little, so that column is not a search figure.\n",
+            f"**Before** is {args.before_label}, answering the same queries over the same store in "
+            "a process of its own, interleaved with the others. "
+            + (
+                "Its answers are checked like the others.\n"
+                if args.check_before
+                else "Its answers are counted, not checked: an empty answer costs little, so that column "
+                "is not a search figure.\n"
+            ),
             flush=True,
         )
     embedder = LocalEmbedder()
@@ -232,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         engine = LocalEngine(SqliteStore.open(str(db)), embedder=embedder)
         before = Before(args.before, db) if args.before is not None else None
         try:
-            stats, empty = interleaved(engine, queries, runs, before)
+            stats, empty = interleaved(engine, queries, runs, before, args.check_before)
         finally:
             engine.close()
             if before is not None:
@@ -244,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if before is not None:
             notes.append(
-                f"Before the fix, at {size:,} files: {empty['lexical']} of {runs} lexical answers empty; "
+                f"Before, at {size:,} files: {empty['lexical']} of {runs} lexical answers empty; "
                 f"{empty['hybrid']} of {runs} hybrid answers empty, {empty['hybrid, lexical half']} of {runs} "
                 "with an empty lexical half (dense results only)."
             )
@@ -257,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows.append(row)
     header = ["files", "mode", "clock", "narrow pass on (shipped)", "narrow pass off", "on vs off, paired"]
     if args.before is not None:
-        header.append("before the fix (empty answers)")
+        header.append("before (answers checked)" if args.check_before else "before (answers counted, not checked)")
     print("\n".join(notes), "\n")
     print(h.table(header, rows), flush=True)
     return 0

@@ -56,9 +56,7 @@ def test_migrated_schema_matches_the_metadata(tmp_path: Path) -> None:
         ctx = MigrationContext.configure(
             conn,
             opts={
-                "include_name": lambda name, type_, _p: (
-                    not (type_ == "table" and name and name.startswith(UNMODELLED))
-                )
+                "include_name": lambda name, type_, _p: not (type_ == "table" and name and name.startswith(UNMODELLED))
             },
         )
         assert compare_metadata(ctx, metadata) == []
@@ -142,9 +140,7 @@ def test_fts_stays_in_step_with_segments(tmp_path: Path) -> None:
     conn = store._conn
     assert conn.execute("SELECT count(*) FROM segments").fetchone() == (2,)
     assert conn.execute("SELECT count(*) FROM segments_fts").fetchone() == (2,)
-    assert conn.execute(
-        "SELECT count(*) FROM segments s JOIN segments_fts f ON f.rowid = s.seq"
-    ).fetchone() == (2,)
+    assert conn.execute("SELECT count(*) FROM segments s JOIN segments_fts f ON f.rowid = s.seq").fetchone() == (2,)
     conn.execute("INSERT INTO segments_fts (segments_fts) VALUES ('integrity-check')")
     assert [r[0] for r in conn.execute("PRAGMA foreign_key_check")] == []
     store.close()
@@ -167,10 +163,7 @@ def test_open_at_head_imports_no_sqlalchemy(tmp_path: Path) -> None:
 
 def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
     url = str(tmp_path / "race.db")
-    code = (
-        "import sys\nfrom memu_core._stores.sqlite import SqliteStore\n"
-        "SqliteStore.open(sys.argv[1]).close()\n"
-    )
+    code = "import sys\nfrom memu_core._stores.sqlite import SqliteStore\nSqliteStore.open(sys.argv[1]).close()\n"
     procs = [subprocess.Popen([sys.executable, "-c", code, url], stderr=subprocess.PIPE) for _ in range(3)]
     errors = [p.communicate()[1].decode() for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], errors
@@ -194,9 +187,7 @@ def test_threads_writing_overlapping_files_leave_no_duplicates(tmp_path: Path) -
                         rev = stored[("memory", name)].file.revision if stored else None
                         try:
                             store.apply(
-                                ChangeSet(
-                                    files=[file_write(name, [f"w{worker} r{r}", "common line"], revision=rev)]
-                                )
+                                ChangeSet(files=[file_write(name, [f"w{worker} r{r}", "common line"], revision=rev)])
                             )
                             break
                         except WriteConflict:
@@ -235,9 +226,7 @@ def test_dense_cache_is_reused_until_a_write(tmp_path: Path) -> None:
     store.close()
 
 
-def test_narrowed_lexical_query_scores_like_the_full_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_narrowed_lexical_query_scores_like_the_full_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from memu_core._stores.sqlite import lexical
 
     store = SqliteStore.open(str(tmp_path / "n.db"))
@@ -255,6 +244,43 @@ def test_narrowed_lexical_query_scores_like_the_full_one(
     assert [h.id for h in filtered] == [h.id for h in filtered_full] == [h.id for h in full]
     texts = [store.fetch_segments([h.id])[h.id].text for h in narrowed]
     assert texts[0] == "common word rare"
+    store.close()
+
+
+def test_every_word_pass_scores_like_the_full_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a large store the rows holding every typed word are tried first, scored as a plain OR would."""
+    from memu_core._stores.sqlite import lexical
+
+    store = SqliteStore.open(str(tmp_path / "e.db"))
+    lines = [f"alpha filler line {i}" for i in range(20)] + [f"beta other line {i}" for i in range(20)]
+    lines += [f"alpha beta pair {i} {'padding ' * (i % 4)}" for i in range(6)] + ["alpha", "beta beta"]
+    store.apply(ChangeSet(files=[file_write("f", lines)]))
+    everything = {h.id: h.score for h in store.search_segments_lexical("alpha beta", {}, None, 100)}
+    monkeypatch.setattr(lexical, "BUDGET", 10)  # alpha (27 rows) and beta (27) are both over it
+    with store._read() as conn:
+        matches = lexical.segment_matches(conn, ["alpha", "beta"], 2)
+    assert matches[0] == '("alpha") AND ("beta")' and len(matches) == 3
+    for where, tracks in (({}, None), ({"user_id": "default"}, ["memory"])):
+        hits = store.search_segments_lexical("alpha beta", where, tracks, 4)
+        texts = [store.fetch_segments([h.id])[h.id].text for h in hits]
+        assert len(hits) == 4 and all(t.startswith("alpha beta pair") for t in texts)
+        assert [h.score for h in hits] == pytest.approx([everything[h.id] for h in hits])
+        assert [h.id for h in hits] == sorted(everything, key=lambda i: -everything[i])[:4]
+    # Six rows hold both words: a limit of 10 falls back to the wider rules and still fills.
+    wider = store.search_segments_lexical("alpha beta", {}, None, 10)
+    assert len(wider) == 10
+    assert [h.score for h in wider] == pytest.approx([everything[h.id] for h in wider])
+    store.close()
+
+
+def test_term_counts_follow_writes(tmp_path: Path) -> None:
+    store = SqliteStore.open(str(tmp_path / "t.db"))
+    store.apply(ChangeSet(files=[file_write("a", ["solo word", "word again"])]))
+    with store._read() as conn:
+        assert store._term_counts.get(conn, ["word", "solo", "absent"]) == {"word": 2, "solo": 1, "absent": 0}
+    store.apply(ChangeSet(files=[file_write("b", ["word three", "absent no more"])]))
+    with store._read() as conn:
+        assert store._term_counts.get(conn, ["word", "absent"]) == {"word": 3, "absent": 1}
     store.close()
 
 

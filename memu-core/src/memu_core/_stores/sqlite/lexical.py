@@ -1,23 +1,32 @@
-"""Turning a query into an FTS5 ``MATCH`` expression that stays fast on a large store.
+"""Turning a query into FTS5 ``MATCH`` expressions that stay fast on a large store.
 
-FTS5's ``bm25()`` costs a few microseconds per matching row, so an OR of common words over
-200k segments (``run``, ``service``…) scores most of the table and blows the per-turn budget.
-When the terms together match more than :data:`BUDGET` rows, only rows holding at least one of
-the rarest terms are scored (:func:`memu_core.text.candidate_rules`, the rule every store
-shares). They are still scored on *every* term, exactly as a plain OR would score them: the
-expression is ``rare AND (common OR tag:EVERY_ROW)``, where the ``tag``
-column holds :data:`EVERY_ROW` in each row with a bm25 weight of 0. Rows with only common words
-score lowest under BM25 anyway (low IDF), which is what makes dropping them acceptable.
+FTS5's ``bm25()`` costs a few microseconds per matching row, and before it scores the first row
+it counts, for every phrase of the expression, the rows holding that phrase (one pass over each
+phrase's whole posting list). So an OR of common words over 300k segments (``run``,
+``service``…) pays twice: once to count and once per row scored. When the terms together match
+more than :data:`BUDGET` rows, only rows holding at least one of the rarest terms are scored
+(:func:`memu_core.text.candidate_rules`, the rule every store shares), and before that rule the
+SQLite store tries the rows holding *every* stored typed word (:func:`segment_matches`). They
+are still scored on *every* stored term, exactly as a plain OR would score them: the expression
+is ``rare AND (common OR tag:EVERY_ROW)``, where the ``tag`` column holds :data:`EVERY_ROW` in
+each row with a bm25 weight of 0. Rows with only common words score lowest under BM25 anyway
+(low IDF), which is what makes dropping them acceptable.
+
+Two things keep the expression small without changing a score: a form no row holds is left out
+(it would add 0 to every row), and user terms carry no column filter (only the ``tag`` column,
+which holds nothing but :data:`EVERY_ROW`, is outside ``text`` and ``context``), since a filter
+makes FTS5 read the positions of every posting when it counts a phrase's rows.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 
-from memu_core.text import CandidateRule, candidate_rules
+from memu_core.text import CandidateRule, candidate_rules, word_forms
 
 EVERY_ROW = "memurow"
-"""The word stored in every row's ``tag`` column (user terms are filtered to other columns)."""
+"""The word stored in every row's ``tag`` column, and the only one stored there."""
 
 BUDGET = 10_000
 """Matching rows scored before the expression is narrowed to the rarest terms."""
@@ -25,9 +34,46 @@ BUDGET = 10_000
 _COLUMNS = "{text context}"
 
 
-def _any(terms: list[str]) -> str:
+def _quote(term: str) -> str:
     # Terms are runs of letters and digits (query_terms), so quoting cannot be broken out of.
-    return f"{_COLUMNS} : ({' OR '.join(f'{chr(34)}{t}{chr(34)}' for t in terms)})"
+    # Only EVERY_ROW is stored in the tag column; a user term spelled like it keeps the filter.
+    return f'{_COLUMNS} : "{term}"' if term == EVERY_ROW else f'"{term}"'
+
+
+def _any(terms: list[str]) -> str:
+    return " OR ".join(_quote(t) for t in terms)
+
+
+class TermCounts:
+    """How many segments hold each term, remembered until the store's next write.
+
+    Counting a term reads its whole posting list (a common word is in tens of thousands of
+    rows at 100,000 files), and the common words are the ones queries repeat. The counts only
+    choose which rows are candidates, never how a row scores, and they are dropped whenever
+    the store's generation moves (any process's committed write).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._generation: str | None = None
+        self._counts: dict[str, int] = {}
+
+    def get(self, conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+        """The row count of each of ``terms`` (0 for a term no row holds)."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        generation = str(row[0]) if row else None
+        with self._lock:
+            if generation is None or generation != self._generation:
+                self._counts, self._generation = {}, generation
+            known = {t: self._counts[t] for t in terms if t in self._counts}
+        missing = [t for t in terms if t not in known]
+        if missing:
+            fresh = _row_counts(conn, missing)
+            known.update(fresh)
+            with self._lock:
+                if generation == self._generation:
+                    self._counts.update(fresh)
+        return known
 
 
 def _row_counts(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
@@ -40,15 +86,52 @@ def _row_counts(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
     return counts
 
 
-def segment_matches(conn: sqlite3.Connection, terms: list[str], typed: int) -> list[str]:
+def segment_matches(
+    conn: sqlite3.Connection, terms: list[str], typed: int, counts: TermCounts | None = None
+) -> list[str]:
     """``MATCH`` expressions for ``terms`` (non-empty; the first ``typed`` typed by the user,
     the rest their forms) over ``segments_fts``, narrowest first.
 
     The store runs them in order and keeps the first that fills its limit (the last always
-    counts); see :func:`memu_core.text.candidate_rules`.
+    counts); see :func:`memu_core.text.candidate_rules`. When that rule narrows at all, a
+    narrower set comes first: the rows holding every stored typed word, each in any of its
+    forms (:func:`_every_word`).
     """
-    counts = _row_counts(conn, terms)
-    return [_expression(rule, terms) for rule in candidate_rules(terms, counts, BUDGET, typed)]
+    held = counts.get(conn, terms) if counts is not None else _row_counts(conn, terms)
+    # A form no row holds adds 0 to every score and no row to any set: leave it out. The words
+    # the user typed stay, so an answer can never depend on the vocabulary lookup alone.
+    kept = [t for i, t in enumerate(terms) if i < typed or held.get(t, 0) > 0]
+    rules = candidate_rules(kept, held, BUDGET, typed)
+    matches = [_expression(rule, kept) for rule in rules]
+    if len(rules) > 1:
+        every = _every_word(kept, typed, held)
+        if every is not None:
+            matches.insert(0, every)
+    return matches
+
+
+def _every_word(terms: list[str], typed: int, counts: dict[str, int]) -> str | None:
+    """Rows holding each stored typed word (or one of its stored forms), scored on every term.
+
+    ``None`` when fewer than two typed words are stored: the narrow rule of
+    :func:`~memu_core.text.candidate_rules` already is that set.
+    """
+    groups: list[list[str]] = []
+    placed: set[str] = set()
+    for word in terms[:typed]:
+        if counts.get(word, 0) == 0:
+            continue
+        forms = set(word_forms(word))
+        group = [t for t in terms if t not in placed and (t == word or t in forms) and counts.get(t, 0) > 0]
+        placed.update(group)
+        groups.append(group)
+    if len(groups) < 2:
+        return None
+    rest = [t for t in terms if t not in placed]
+    parts = [_any(g) for g in groups]
+    if rest:
+        parts.append(f"{_any(rest)} OR tag : {EVERY_ROW}")
+    return " AND ".join(f"({p})" for p in parts)
 
 
 def _expression(rule: CandidateRule, terms: list[str]) -> str:

@@ -58,6 +58,7 @@ class SqliteStore(MemoryStore):
         self._path = path
         self._lock = threading.RLock()
         self._dense = DenseCache()
+        self._term_counts = lexical.TermCounts()
 
     @classmethod
     def open(cls, url: str) -> SqliteStore:
@@ -234,13 +235,29 @@ class SqliteStore(MemoryStore):
             return []
         hits: list[Hit] = []
         with self._read() as conn:
-            matches = lexical.segment_matches(conn, terms, typed)
-            for match in matches:
-                hits = self._rank_segments(conn, match, cond, params, limit)
+            matches = lexical.segment_matches(conn, terms, typed, self._term_counts)
+            for i, match in enumerate(matches):
                 # A narrow candidate rule that cannot fill the limit gives way to a wider one.
+                # Whether it can is asked first without bm25(), whose set-up reads the posting
+                # list of every term it scores: a failed narrow pass then costs only its match.
+                if i < len(matches) - 1 and not self._fills(conn, match, cond, params, limit):
+                    continue
+                hits = self._rank_segments(conn, match, cond, params, limit)
                 if len(hits) >= limit:
                     break
         return hits
+
+    @staticmethod
+    def _fills(conn: sqlite3.Connection, match: str, cond: str, params: list[Any], limit: int) -> bool:
+        """Whether at least ``limit`` segments match ``match`` (stops counting there)."""
+        if not cond:
+            sql = "SELECT count(*) FROM (SELECT 1 FROM segments_fts WHERE segments_fts MATCH ? LIMIT ?)"
+            return int(conn.execute(sql, (match, limit)).fetchone()[0]) >= limit
+        sql = (
+            "SELECT count(*) FROM (SELECT 1 FROM segments_fts JOIN segments s ON s.seq = segments_fts.rowid "
+            f"WHERE segments_fts MATCH ?{cond} LIMIT ?)"
+        )
+        return int(conn.execute(sql, (match, *params, limit)).fetchone()[0]) >= limit
 
     @staticmethod
     def _rank_segments(conn: sqlite3.Connection, match: str, cond: str, params: list[Any], limit: int) -> list[Hit]:
