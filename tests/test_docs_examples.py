@@ -78,3 +78,37 @@ def test_the_store_contract_snippet_defines_a_passing_test_class(tmp_path: Path)
     store = test_class().make_store(tmp_path)  # type: ignore[operator]
     assert store.list_files is not None and (tmp_path / "store.db").is_file()
     store.close()
+
+
+def test_the_host_guides_template_command_runs(tmp_path: Path) -> None:
+    text = (DOCS / "plugin-hosts.md").read_text(encoding="utf-8")
+    found = re.search(r"```sh\n(.*?)```", text, re.S)
+    assert found is not None, "docs/plugin-hosts.md lost its copier command"
+    command = "\n".join(line.strip() for line in found.group(1).splitlines())
+    (tmp_path / "templates").symlink_to(REPO / "templates", target_is_directory=True)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        ["/bin/sh", "-ec", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    project = (tmp_path / "memu-host-acme" / "pyproject.toml").read_text(encoding="utf-8")
+    assert "memu-acme" in project
+
+
+def test_the_command_snippet_adds_a_verb_to_host_binaries() -> None:
+    from typer.testing import CliRunner
+
+    from memu_core.host import HostSpec, build_host_app
+    from memu_core.testing import registered
+
+    blocks = [b for b in _blocks("plugins.md", "python") if "memu_register_host_commands" in b]
+    assert len(blocks) == 1, "docs/plugins.md's command example"
+    namespace: dict[str, object] = {"__name__": "snippet_plugin"}
+    exec(compile(blocks[0], "docs/plugins.md (command example)", "exec"), namespace)
+    plugin = type(sys)("snippet_plugin")
+    plugin.__dict__.update(namespace)
+    spec = HostSpec(id="snippet", display="Snippet", source="memu_core.testing:none", package="memu_core")
+    with registered(plugin):
+        result = CliRunner().invoke(build_host_app(spec), ["hello"])
+    assert result.exit_code == 0, result.output
+    assert "hello from my plugin" in result.output
