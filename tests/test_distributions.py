@@ -21,8 +21,10 @@ THIRD_PARTY = {
     # The CPU build of torch for the one-time ONNX export: only from PyTorch's CPU index (the
     # default index serves a multi-GB CUDA build).
     "torch": "--index-url https://download.pytorch.org/whl/cpu",
+    # The generator of the host-plugin template, for plugin authors (docs/hosts.md).
+    "copier": "",
 }
-COMMAND = re.compile(r"\b(?:uv pip install|uv tool install|pipx install|pip install)\b(?P<args>[^`\n;&|)#,]*)")
+COMMAND = re.compile(r"\b(?:uv pip install|uv tool install|pipx install|pip install)\b(?P<args>[^`\n;&|()#,]*)")
 TAKES_VALUE = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f"}
 TAKES_VALUE |= {"--find-links"}
 PLACEHOLDER = re.compile(r"^memu-host-<[a-z-]+>$")
