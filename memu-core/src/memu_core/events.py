@@ -17,24 +17,25 @@ Stdlib only and nothing heavy at import: the per-turn ``retrieve`` may ask it.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memu_core import _layout
+from memu_core import _eventline, _layout
 from memu_core._config import resolve
 from memu_core._config import telemetry as switches
 
 if TYPE_CHECKING:
-    from memu_core.types import Event, EventValue
+    from memu_core.types import Event
 
 __all__ = [
     "AGENT",
     "CATALOGUE",
     "CODE",
+    "MAX_SPOOL_BYTES",
     "STAGES",
     "api_key",
+    "append_line",
     "client_version",
     "companion",
     "endpoint",
@@ -49,42 +50,20 @@ ENDPOINT_ENV = switches.ENDPOINT_ENV
 CLIENT_ID_ENV = "MEMU_CLIENT_ID"
 DO_NOT_TRACK_ENV = switches.DO_NOT_TRACK_ENV
 
-CODE = "code"
+CODE = _eventline.CODE
 """``reported_by`` of an event memu's code observed."""
-AGENT = "agent"
+AGENT = _eventline.AGENT
 """``reported_by`` of an event an agent reported with a ``report`` verb."""
 
-_COUNTS = ("recall_file_count", "resource_count", "session_count")
-
-CATALOGUE: dict[str, tuple[str, tuple[str, ...]]] = {
-    "memory_search_succeeded": (CODE, ("result_count", "latency_ms")),
-    "memory_search_failed": (CODE, ("result_count", "latency_ms")),
-    "memory_list_succeeded": (CODE, ("result_count", "latency_ms")),
-    "memory_list_failed": (CODE, ("result_count", "latency_ms")),
-    "memory_commit_succeeded": (CODE, (*_COUNTS, "latency_ms")),
-    "memory_commit_failed": (CODE, (*_COUNTS, "latency_ms")),
-    "memory_update_started": (CODE, ()),
-    "memory_update_succeeded": (CODE, (*_COUNTS, "duration_ms")),
-    "memory_update_failed": (AGENT, ()),
-    "cli_install_started": (CODE, ()),
-    "install_guide_opened": (CODE, ()),
-    "uninstall_guide_opened": (CODE, ()),
-    "cli_install_succeeded": (AGENT, ()),
-    "cli_install_failed": (AGENT, ()),
-    "cli_uninstall_succeeded": (AGENT, ()),
-    "cli_uninstall_failed": (AGENT, ()),
-    "agent_error_reported": (AGENT, ("stage", "detail")),
-    "cli_error": (CODE, ("command", "error_type", "frames", "frames_truncated")),
-    "cli_events_dropped": (CODE, ("dropped_count",)),
-}
+CATALOGUE: dict[str, tuple[str, tuple[str, ...]]] = _eventline.CATALOGUE
 """Event name → (``reported_by``, the properties it may carry). A property not listed is dropped
 before any sink sees it; an unknown name carries none."""
 
 STAGES = ("install", "uninstall", "remember", "retrieve", "other")
 """The stages ``report error --stage`` accepts."""
 
-_PLATFORMS = {"claude-code": "claude_code", "agent": "generic", "generic": "generic"}
-_OSES = {"darwin": "macos", "win32": "windows", "linux": "linux"}
+MAX_SPOOL_BYTES = _eventline.MAX_SPOOL_BYTES
+"""A spool takes no line once it holds this much (the line that crosses it is kept)."""
 
 
 def opted_out() -> bool:
@@ -128,18 +107,13 @@ def companion(suffix: str) -> Path:
 
 def agent_platform(host: str) -> str:
     """The host id as memU's ingest names it (``claude-code`` → ``claude_code``); ``none`` for ``memu``."""
-    if not host:
-        return "none"
-    return _PLATFORMS.get(host, host.replace("-", "_"))
+    return _eventline.agent_platform(host)
 
 
-def _uuid4() -> str:
-    # The uuid module costs an import on the per-turn path; a version-4 UUID is 122 random bits.
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40
-    raw[8] = (raw[8] & 0x3F) | 0x80
-    h = raw.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+def append_line(line: bytes) -> bool:
+    """Append one envelope's JSON line to the spool, within its cap; ``False`` (and the drop
+    counter raised) when it was lost. The warm turn's light client writes through the same code."""
+    return _eventline.append_line(str(spool_path()), str(companion("dropped")), line)
 
 
 def _client_id() -> str:
@@ -147,7 +121,7 @@ def _client_id() -> str:
     existing = (resolve.lookup(CLIENT_ID_ENV, "") or "").strip()
     if existing or not telemetry_on():
         return existing
-    minted = _uuid4()
+    minted = _eventline.uuid4()
     try:
         from memu_core._config import dotenv
 
@@ -156,12 +130,6 @@ def _client_id() -> str:
     except OSError:
         return minted  # an unwritable config still gets a stable id for this process
     return (resolve.lookup(CLIENT_ID_ENV, "") or "").strip() or minted
-
-
-def _clean(value: object) -> EventValue:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
 
 
 def make_event(
@@ -178,17 +146,13 @@ def make_event(
     """
     from memu_core.types import Event, utcnow
 
-    reported_by, allowed = CATALOGUE.get(name, (CODE, ()))
-    kept = {key: _clean(value) for key, value in (properties or {}).items() if key in allowed}
-    mode = (resolve.lookup("MEMU_MEMORY_MODE", "") or "local").strip().lower()
-    context = {
-        "client_version": client_version(),
-        "agent_platform": agent_platform(host),
-        "os": _OSES.get(sys.platform, "other"),
-        "deployment_mode": mode if mode in ("local", "cloud") else "other",
-        "reported_by": reported_by,
-    }
-    session = os.environ.get(session_env, "").strip() if session_env else ""
-    if session:
-        context["session_id"] = session
-    return Event(name, utcnow(), kept, host, _uuid4(), _client_id(), context)
+    reported_by, kept = _eventline.allowed(name, dict(properties or {}))
+    session = os.environ.get(session_env, "") if session_env else ""
+    context = _eventline.context(
+        version=client_version(),
+        host=host,
+        mode=resolve.lookup("MEMU_MEMORY_MODE", "") or "",
+        reported_by=reported_by,
+        session=session,
+    )
+    return Event(name, utcnow(), kept, host, _eventline.uuid4(), _client_id(), context)

@@ -170,3 +170,92 @@ def test_fit_keeps_the_files_of_an_answer_without_segments() -> None:
 def test_trim_content_without_a_match_keeps_the_first_line() -> None:
     assert trim_content("alpha\nbeta\ngamma", ["zeta"]) == "alpha\n…"
     assert trim_content("alpha", []) == "alpha"
+
+
+def test_warm_turn_with_telemetry_on_spools_one_event_without_the_full_command(home: Path) -> None:
+    from memu_core import _eventline
+
+    spool = home / "ev" / "turns.jsonl"
+    # The server's environment has telemetry off: the decision, id, spool and session are the client's.
+    proc = start_server()
+    env = {
+        **os.environ,
+        "MEMU_TELEMETRY": "1",
+        "MEMU_CLIENT_ID": "c0ffee00-0000-4000-8000-000000000001",
+        "MEMU_EVENTS_BASE_URL": "http://127.0.0.1:9/api/memu/analytics/events",
+        "MEMU_EVENTS_SPOOL": str(spool),
+        "CLAUDE_CODE_SESSION_ID": "sess-42",
+    }
+    off, _, _ = run(HOST, "memu-claude-code", "retrieve", "green tea deploy")
+    assert not spool.exists()
+    warm, loaded, code = run(HOST, "memu-claude-code", "retrieve", "green tea deploy", env=env)
+    assert code == 0 and loaded == [] and warm == off  # neither the CLI, the settings nor the sink loaded
+    lines = spool.read_bytes().splitlines()
+    assert len(lines) == 1
+    event = json.loads(lines[0])
+    assert event["event_name"] == "memory_search_succeeded" and event["client_type"] == "memu_cli"
+    assert set(event) == {
+        "event_id",
+        "event_name",
+        "client_type",
+        "client_instance_id",
+        "occurred_at",
+        "context",
+        "properties",
+    }
+    assert set(event["properties"]) == set(_eventline.CATALOGUE["memory_search_succeeded"][1])
+    assert event["properties"]["result_count"] > 0 and "green" not in lines[0].decode()  # counts, never the query
+    assert event["client_instance_id"] == env["MEMU_CLIENT_ID"]
+    assert event["context"]["agent_platform"] == "claude_code" and event["context"]["session_id"] == "sess-42"
+    assert event["context"]["reported_by"] == "code" and event["context"]["deployment_mode"] == "local"
+
+    # The full command's event for the same turn has the same envelope (only ids, times and latency differ).
+    from memu_core.events import client_version
+
+    assert event["context"]["client_version"] == client_version()
+    env_full = {**env, "MEMU_DEBUG": "1"}  # -> the full command
+    run(HOST, "memu-claude-code", "retrieve", "green tea deploy", env=env_full)
+    full = json.loads(spool.read_bytes().splitlines()[1])
+    assert {k: v for k, v in full["context"].items()} == event["context"]
+    assert full["properties"]["result_count"] == event["properties"]["result_count"]
+    assert (
+        list(full) == list(event)
+        and full["occurred_at"][-5] == "."
+        and len(full["occurred_at"]) == len(event["occurred_at"])
+    )
+
+    # Opted out in this shell: nothing more, still light.
+    _, loaded, code = run(HOST, "memu-claude-code", "retrieve", "tea", env={**env, "DO_NOT_TRACK": "1"})
+    assert code == 0 and loaded == [] and len(spool.read_bytes().splitlines()) == 2
+    # At the cap: the line is dropped and counted, as the sink does.
+    with spool.open("ab") as f:
+        f.write(b"\n" * (_eventline.MAX_SPOOL_BYTES - spool.stat().st_size))
+    _, loaded, code = run(HOST, "memu-claude-code", "retrieve", "tea", env=env)
+    assert code == 0 and loaded == [] and spool.stat().st_size == _eventline.MAX_SPOOL_BYTES
+    assert (spool.parent / "turns.dropped").read_text() == "1"
+    # No client id yet: the full command runs, as it mints one into config.env.
+    _, loaded, code = run(HOST, "memu-claude-code", "retrieve", "tea", env={**env, "MEMU_CLIENT_ID": ""})
+    assert code == 0 and "memu_core._events" in loaded
+    client.stop()
+    proc.wait(30)
+
+
+def test_light_client_reads_plain_config_values_and_names_the_spool_as_the_layout(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert turn.plain_value(b"MEMU_TELEMETRY=1\nMEMU_CLIENT_ID=ab-12\n", b"MEMU_CLIENT_ID") == "ab-12"
+    assert turn.plain_value(b"MEMU_DB=x\n", b"MEMU_CLIENT_ID") == ""
+    assert turn.plain_value(b"MEMU_CLIENT_ID='ab'\n", b"MEMU_CLIENT_ID") is None
+    assert turn.plain_value(b"export MEMU_CLIENT_ID=ab\n", b"MEMU_CLIENT_ID") is None
+    on = {"MEMU_TELEMETRY": "1", "MEMU_CLIENT_ID": "id"}
+    assert turn._recording({**on, "DO_NOT_TRACK": "yes"}, b"") is False
+    assert turn._recording({"MEMU_TELEMETRY": "0"}, b"MEMU_TELEMETRY=1\n") is False
+    assert turn._recording({}, b"MEMU_TELEMETRY=1\nMEMU_CLIENT_ID=id\nMEMU_MEMORY_MODE=cloud\n") == {
+        "client_id": "id", "mode": "cloud", "version": turn.client_version(),
+    }  # fmt: skip
+    assert turn._recording({}, b'MEMU_TELEMETRY="1"\n') is None
+    assert turn._recording({"MEMU_TELEMETRY": "1"}, b"") is None  # no id yet: the full command mints it
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for raw in ("", "~/s/events.jsonl", str(tmp_path / "a.b.jsonl"), str(tmp_path / "plain")):
+        monkeypatch.setenv("MEMU_EVENTS_SPOOL", raw)
+        assert turn.spool_files() == (str(_layout.events_spool()), str(_layout.events_companion("dropped")))

@@ -10,7 +10,8 @@ Layout (``memu_core.events`` names the files; ``MEMU_EVENTS_SPOOL`` moves them t
     events.flush.lock            one flush at a time on this machine
 
 Appending is O(1): one ``open``, one ``fstat``, one one-byte ``pread`` (to heal a line a full
-disk cut short), one ``write``.
+disk cut short), one ``write`` (:func:`memu_core.events.append_line`, shared with the warm
+per-turn ``retrieve``, which spools its event without loading this plugin).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from memu_core import events
 
-MAX_SPOOL_BYTES = 1024 * 1024
+MAX_SPOOL_BYTES = events.MAX_SPOOL_BYTES
 """The live spool takes no line once it holds this much (the line that crosses it is kept)."""
 MAX_SENDING_FILES = 20
 """A flush leaves the live spool in place once this many batches wait (offline for long)."""
@@ -58,31 +59,12 @@ def sending_files() -> list[Path]:
 
 
 def append(envelope: dict[str, object]) -> bool:
-    """Add one envelope to the spool; ``False`` (and the drop counter raised) when it was lost."""
+    """Add one envelope to the spool; ``False`` (and the drop counter raised) when it was lost.
+
+    The O(1) append itself is memu-core's (:func:`memu_core.events.append_line`), which the warm
+    per-turn ``retrieve`` also writes through without loading this plugin."""
     line = (json.dumps(envelope, ensure_ascii=False, default=str, separators=(",", ":")) + "\n").encode()
-    path = spool()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-    except OSError:
-        count_dropped(1)
-        return False
-    try:
-        size = os.fstat(fd).st_size
-        if size >= MAX_SPOOL_BYTES:
-            count_dropped(1)
-            return False
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line  # a write a full disk cut short: keep this line whole
-        if os.write(fd, line) != len(line):
-            count_dropped(1)  # the short line is skipped (and not counted again) when read
-            return False
-        return True
-    except OSError:
-        count_dropped(1)
-        return False
-    finally:
-        os.close(fd)
+    return events.append_line(line)
 
 
 def read_dropped() -> int:

@@ -380,6 +380,13 @@ class Plugins:
             return True
         return any(entry.declares_sinks for entry in self._wanted().values())
 
+    def declared_sink_plugins(self) -> list[str]:
+        """The names of the plugins that could register an event sink, found without importing
+        one: the wanted entry points declaring sinks, and ``<in-process>`` when an application or
+        a test registered a plugin here. The warm server hands this to the light per-turn client."""
+        names = sorted(entry.name for entry in self._wanted().values() if entry.declares_sinks)
+        return [*names, "<in-process>"] if self.has_in_process_plugins() else names
+
     def _instances(self, label: str, registry: Registry[type[T]], order: Callable[[str], tuple[int, str]]) -> list[T]:
         cached = self._cache.get(label)
         if cached is not None and cached[0] == self._generation:

@@ -49,13 +49,43 @@ ANSWER_HEADER = "X-Memu-Answer"
 """Marks a retrieve answered as printed text (the request's ``answer`` was understood)."""
 
 
+EVENT_HEADERS = ("X-Memu-Result-Count", "X-Memu-Sinks", "X-Memu-Session-Env")
+"""What a light client recording the turn's event asks for (the answer's ``event``): the result's
+item count, the plugins declaring event sinks, and the variable the host exports its session id in."""
+
+
 class Printed:
-    """A retrieve answer already in the form the command prints (UTF-8 JSON text)."""
+    """A retrieve answer already in the form the command prints (UTF-8 JSON text), and the
+    headers that go with it."""
 
-    __slots__ = ("text",)
+    __slots__ = ("headers", "text")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, headers: dict[str, str] | None = None) -> None:
         self.text = text
+        self.headers = headers or {}
+
+
+def _event_facts(result: Any, event: Any) -> dict[str, str]:
+    """What the light client needs to record ``memory_search_succeeded`` itself, from what this
+    process has loaded: the result's count, the plugins that declare sinks (read from installed
+    metadata, none imported) and the host's session variable. The client decides whether to
+    record from its own environment; nothing here reads the switches."""
+    from memu_core._events import result_count
+    from memu_core._plugins.manager import get_plugins
+
+    manager = get_plugins()
+    host = event.get("host") if isinstance(event, dict) else None
+    session_env = ""
+    if isinstance(host, str) and host:
+        try:
+            session_env = manager.host(host).session_id_env or ""
+        except Exception:  # an unknown host: no session id, as the full command would find
+            session_env = ""
+    return {
+        EVENT_HEADERS[0]: str(result_count(result)),
+        EVENT_HEADERS[1]: ",".join(manager.declared_sink_plugins()),
+        EVENT_HEADERS[2]: session_env,
+    }
 
 
 def _printed(result: Any, answer: dict[str, Any]) -> str:
@@ -269,7 +299,10 @@ class WarmServer:
         except MemuError as exc:
             raise v4.from_memu_error(exc) from exc
         answer = body.get("answer")
-        return result if not isinstance(answer, dict) else Printed(_printed(result, answer))
+        if not isinstance(answer, dict):
+            return result
+        facts = _event_facts(result, answer["event"]) if "event" in answer else None
+        return Printed(_printed(result, answer), facts)
 
     def status(self) -> dict[str, Any]:
         """What ``memu serve --status`` prints."""
@@ -325,6 +358,8 @@ def _handler_for(state: WarmServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/json")
             if printed:
                 self.send_header(ANSWER_HEADER, "1")
+                for key, value in payload.headers.items():
+                    self.send_header(key, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
