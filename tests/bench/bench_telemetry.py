@@ -6,8 +6,8 @@ Times ``memu-claude-code retrieve QUERY`` as a fresh process, the way an agent's
 four rows side by side in one run (each repetition runs the off and on forms back to back, so a
 busy machine slows both alike):
 
-- warm: ``memu serve`` holds the store; off takes the light client (:mod:`memu_core._serve.turn`),
-  on takes the full command, which asks the same server and spools one ``memory_search_succeeded``;
+- warm: ``memu serve`` holds the store; both take the light client (:mod:`memu_core._serve.turn`),
+  on also spools one ``memory_search_succeeded`` itself (ADR 0022);
 - cold: no server (``MEMU_SERVE_AUTOSTART=0``), lexical search in the process, off and on.
 
 "On" is ``MEMU_TELEMETRY=1`` with ``MEMU_EVENTS_BASE_URL`` naming a real endpoint on 127.0.0.1.
@@ -130,6 +130,8 @@ def side_by_side(
             want = 1 if envs[name].get("MEMU_TELEMETRY") == "1" else 0
             if len(added) != want or any(e["event_name"] != "memory_search_succeeded" for e in added):
                 raise AssertionError(f"{name}: the turn spooled {[e['event_name'] for e in added]}, expected {want}")
+            if any(set(e["properties"]) != {"result_count", "latency_ms"} for e in added):
+                raise AssertionError(f"{name}: the turn's event carried {[sorted(e['properties']) for e in added]}")
             if endpoint.received:
                 raise AssertionError(f"{name}: a retrieve sent {len(endpoint.received)} event(s) inline")
             if i:
