@@ -121,15 +121,17 @@ EmbedderFront: TypeAlias = "Callable[[Callable[[], Embedder]], Embedder]"
 _front: EmbedderFront | None = None
 
 
-def set_embedder_front(front: EmbedderFront | None) -> None:
+def set_embedder_front(front: EmbedderFront | None) -> EmbedderFront | None:
     """Wrap every embedder this process builds from now on (``None``: stop wrapping).
 
     The layers above use it to send embedding work elsewhere without the engine knowing: the
     CLI's commit and reindex hand it to the warm server (:mod:`memu_core._serve.embedding`).
     The front gets a callable building the configured embedder and decides when to call it.
+    Returns the previous front, so a caller can put it back.
     """
     global _front
-    _front = front
+    previous, _front = _front, front
+    return previous
 
 
 def embedder_factory(settings: Any = None) -> Callable[[], Embedder | None]:

@@ -88,3 +88,14 @@ def test_without_a_server_the_commit_loads_here_and_says_so(local_home: dict[str
     assert "no warm server answered; loading the local embedder" in done.stderr
     assert client.status() is None  # autostart is off: none was started
     assert "release" in _top(local_home)
+
+
+def test_the_route_is_undone_when_the_command_ends(local_home: dict[str, str]) -> None:
+    from memu_core import _compose
+    from memu_core._serve.embedding import WarmEmbedder, route_through_warm_server
+
+    with route_through_warm_server(autostart=False):
+        inside = _compose.embedder_factory()()
+    outside = _compose.embedder_factory()()
+    assert isinstance(inside, WarmEmbedder)
+    assert outside is not None and not isinstance(outside, WarmEmbedder)  # nothing leaks into later work

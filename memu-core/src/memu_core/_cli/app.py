@@ -66,9 +66,11 @@ def add_builtin_commands(app: typer.Typer) -> None:
         from memu_core._serve.embedding import route_through_warm_server
         from memu_core.settings import load_settings
 
-        route_through_warm_server(autostart=True)
-        store, embedder, chunk = _compose.reindex_inputs(load_settings())
-        raise typer.Exit(run_reindex(store, embedder, sys.stdout, sys.stderr, batch_size=chunk))
+        # No autostart: a reindex follows a configuration change, and is rare.
+        with route_through_warm_server(autostart=False):
+            store, embedder, chunk = _compose.reindex_inputs(load_settings())
+            code = run_reindex(store, embedder, sys.stdout, sys.stderr, batch_size=chunk)
+        raise typer.Exit(code)
 
     db = sub_app("Schema migrations of the configured store.")
 

@@ -31,8 +31,8 @@ def commit(
     is started for next time, unless overrides make this call unusual); else here."""
     from memu_core._serve.embedding import route_through_warm_server
 
-    route_through_warm_server(autostart=not overrides.apply(**local))
-    run_commit(payload, from_dir, as_json, prune=prune)
+    with route_through_warm_server(autostart=not overrides.apply(**local)):
+        run_commit(payload, from_dir, as_json, prune=prune)
 
 
 def retrieve(

@@ -16,10 +16,11 @@ both local runtimes compute in float32.
 from __future__ import annotations
 
 import base64
+import contextlib
 import sys
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from memu_core import _compose
@@ -149,11 +150,17 @@ class WarmEmbedder(Embedder):
         return vectors
 
 
-def route_through_warm_server(*, autostart: bool) -> None:
-    """From now on, this process's embedder asks the warm server first (see the module doc);
-    ``autostart``: launch one in the background when none is running (``MEMU_SERVE_AUTOSTART``
-    still decides)."""
-    _compose.set_embedder_front(lambda build: WarmEmbedder(build, autostart=autostart))
+@contextlib.contextmanager
+def route_through_warm_server(*, autostart: bool) -> Iterator[None]:
+    """While inside, every embedder this process builds asks the warm server first (see the
+    module doc); ``autostart``: launch one in the background when none is running
+    (``MEMU_SERVE_AUTOSTART`` still decides). The previous front is restored on the way out, so
+    a command run in process (tests, the MCP server) leaves nothing behind."""
+    previous = _compose.set_embedder_front(lambda build: WarmEmbedder(build, autostart=autostart))
+    try:
+        yield
+    finally:
+        _compose.set_embedder_front(previous)
 
 
 def serve_embed(backend: Any, body: Any) -> dict[str, Any]:

@@ -122,12 +122,18 @@ def run_commit(spec: HostSpec, base_dir: str | None, run_id: str | None = None) 
     from memu_core._bridge.backend import open_backend
     from memu_core._serve.embedding import route_through_warm_server
 
-    route_through_warm_server(autostart=True)  # a bridging run borrows the warm model, never loads it
     owner = run.owner_of(spec.session_id_env, os.environ)
     layout = _layout(spec, base_dir)
-    report = pipeline.commit(
-        layout, open_backend, spec.id, run_id=run_id, owner=owner, binary=spec.binary, session_env=spec.session_id_env
-    )
+    with route_through_warm_server(autostart=True):  # a bridging run borrows the warm model
+        report = pipeline.commit(
+            layout,
+            open_backend,
+            spec.id,
+            run_id=run_id,
+            owner=owner,
+            binary=spec.binary,
+            session_env=spec.session_id_env,
+        )
     _flush_events()  # memU's flush point: a successful commit (a failed one flushes in the shell)
     for w in report.warnings:
         _warn(f"warning: {w}")
