@@ -13,13 +13,28 @@ from memu_core._serve import stamp
 from memu_core.errors import UsageError
 
 
-def test_run_dir_is_created_private_and_tightened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_dir_is_created_private_and_tightened_inside_memus_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv(_layout.RUN_DIR_ENV, raising=False)
+    created = _layout.ensure_run_dir()
+    assert created == tmp_path / ".memu" / "run"
+    assert stat.S_IMODE(os.stat(created).st_mode) == 0o700
+    os.chmod(created, 0o755)
+    _layout.ensure_run_dir()
+    assert stat.S_IMODE(os.stat(created).st_mode) == 0o700
+
+
+def test_a_run_dir_of_the_users_own_outside_memus_folder_is_left_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run = tmp_path / "run"
     run.mkdir(mode=0o755)
     os.chmod(run, 0o755)
     monkeypatch.setenv(_layout.RUN_DIR_ENV, str(run))
     assert _layout.ensure_run_dir() == run
-    assert stat.S_IMODE(os.stat(run).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(run).st_mode) == 0o755, "memu did not create it: it is not chmod-ed"
 
 
 def test_too_long_socket_path_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,9 +45,7 @@ def test_too_long_socket_path_is_a_one_line_error(tmp_path: Path, monkeypatch: p
         WarmServer.start(lambda: None, idle=0)
 
 
-def test_config_fingerprint_tracks_what_decides_answers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_config_fingerprint_tracks_what_decides_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "config.env"
     monkeypatch.setenv("MEMU_CONFIG_ENV", str(config))
     base = {"MEMU_CONFIG_ENV": str(config)}
