@@ -4,15 +4,14 @@
 
 On a large store a common word is in tens of thousands of lines, so the SQLite store scores only
 the rows holding the query's rarest word (``memu_core.text.required_terms``); when those are still
-more than the budget, narrower passes come first: the rows holding every typed word (the SQLite
-store's own pass, ADR 0011), then the rows that also hold another typed word
-(``memu_core.text.candidate_rules``); the store falls back to a wider one only when a pass
-cannot fill the limit. This script times the engine's ``progressive_retrieve`` (lexical and hybrid, top 5, MiniLM
-query embedding, the cached benchmark store of ``_harness.store_path``) with the narrow pass **on**
-(as shipped) and **off** (only the last, wide rule), interleaved query by query so both see the
-same load, in wall time and in CPU time of the retrieving process (the work itself, which a busy
-machine inflates less than the wall clock). Every answer is checked (``_harness.check_answer``):
-an empty or wrong one fails the run.
+more than the budget, narrower passes come first (``memu_core.text.candidate_rules``): the rows
+holding every typed word, then the rows holding the rarest and another typed word; the store falls
+back to a wider one only when a pass cannot fill the limit. This script times the engine's
+``progressive_retrieve`` (lexical and hybrid, top 5, MiniLM query embedding, the cached benchmark
+store of ``_harness.store_path``) with the narrow pass **on** (as shipped) and **off** (only the
+last, wide rule), interleaved query by query so both see the same load, in wall time and in CPU
+time of the retrieving process (the work itself, which a busy machine inflates less than the wall
+clock). Every answer is checked (``_harness.check_answer``): an empty or wrong one fails the run.
 
 ``--before SRC`` (or ``MEMU_BENCH_BEFORE_SRC``) also times older code, interleaved with the others:
 a child process whose ``memu_core`` comes from ``SRC`` (an export of an older ``memu-core/src``,
@@ -221,9 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"In-process `progressive_retrieve` (top {TOP_K}, MiniLM query embedding, stand-in store vectors), "
         f"{runs} timed queries per cell after 2 warm-up rounds, the settings interleaved query by query. "
-        "**On** is the shipped code; **off** keeps only the wide candidate rule (no every-word pass, and "
-        "`text.candidate_rules` minus its narrow pass). Every on/off answer is checked: segments and files, "
-        "and the query's "
+        "**On** is the shipped code; **off** keeps only the wide candidate rule (`text.candidate_rules` "
+        "minus its narrow passes: every typed word, then the rarest and another). Every on/off answer "
+        "is checked: segments and files, and the query's "
         f"planted file among the first {TOP_K}. Wall time, then the CPU time of the retrieving process "
         "(all its threads); *paired* is the median of the per-query changes from off to on.\n",
         flush=True,

@@ -229,10 +229,12 @@ def required_terms(terms: list[str], counts: dict[str, int], budget: int, typed:
 @dataclass(frozen=True, slots=True)
 class CandidateRule:
     """Which rows a lexical search scores: those holding one of :attr:`required` and, when
-    :attr:`also` is not empty, one of :attr:`also` as well. Candidates are scored on every term."""
+    :attr:`also` is not empty, one of :attr:`also` as well, and one term of each group in
+    :attr:`each`. Candidates are scored on every term."""
 
     required: tuple[str, ...]
     also: tuple[str, ...] = ()
+    each: tuple[tuple[str, ...], ...] = ()
 
 
 def candidate_rules(
@@ -245,8 +247,10 @@ def candidate_rules(
     first: rows that hold a required term *and* another typed word (in any form). Those are
     the rows that score highest (they match more of the query), a row holding every stored
     typed word is among them, and scoring them costs a fraction of scoring every row with the
-    rarest word. When fewer rows than the store's limit qualify, the store falls back to the
-    wider rule, so a narrow rule never empties an answer.
+    rarest word. Before it, when two or more typed words are stored, comes the narrowest rule:
+    rows holding *every* stored typed word, each in any of its stored forms. When fewer rows
+    than the store's limit qualify, the store falls back to the next, wider rule, so a narrow
+    rule never empties an answer.
     """
     required = required_terms(terms, counts, budget, typed)
     wide = CandidateRule(tuple(required))
@@ -260,4 +264,23 @@ def candidate_rules(
         return [wide]
     forms = {f for w in others for f in word_forms(w)}
     also = tuple(t for t in terms if t not in required and counts.get(t, 0) > 0 and (t in others or t in forms))
-    return [CandidateRule(tuple(required), also), wide]
+    rules = [CandidateRule(tuple(required), also), wide]
+    groups = _word_groups(terms, n, counts)
+    if len(groups) >= 2:
+        rules.insert(0, CandidateRule(groups[0], groups[1], tuple(groups[2:])))
+    return rules
+
+
+def _word_groups(terms: list[str], typed: int, counts: dict[str, int]) -> list[tuple[str, ...]]:
+    """For each stored typed word, that word and its stored forms (each term in one group only;
+    a typed word that is a form of an earlier one is in that word's group, not a group of its own)."""
+    groups: list[tuple[str, ...]] = []
+    placed: set[str] = set()
+    for word in terms[:typed]:
+        if counts.get(word, 0) == 0 or word in placed:
+            continue
+        forms = set(word_forms(word))
+        group = tuple(t for t in terms if t not in placed and (t == word or t in forms) and counts.get(t, 0) > 0)
+        placed.update(group)
+        groups.append(group)
+    return groups

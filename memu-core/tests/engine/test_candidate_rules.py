@@ -8,13 +8,27 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memu_core.text import CandidateRule, candidate_rules, expand_query, lexical_terms, query_terms, required_terms
+from memu_core.text import (
+    CandidateRule,
+    candidate_rules,
+    expand_query,
+    lexical_terms,
+    query_terms,
+    required_terms,
+    word_forms,
+)
 
 _WORDS = ["retry", "retries", "retried", "queue", "queues", "deploy", "deployed", "cache", "caching", "broker"]
 
 
 def admitted(rule: CandidateRule, rows: list[frozenset[str]]) -> set[int]:
-    return {i for i, row in enumerate(rows) if row & set(rule.required) and (not rule.also or row & set(rule.also))}
+    return {
+        i
+        for i, row in enumerate(rows)
+        if row & set(rule.required)
+        and (not rule.also or row & set(rule.also))
+        and all(row & set(group) for group in rule.each)
+    }
 
 
 def counts_of(rows: list[frozenset[str]], terms: list[str]) -> dict[str, int]:
@@ -62,6 +76,23 @@ def test_a_term_no_row_holds_changes_no_candidate(rows: list[frozenset[str]], wo
     assert before[-1] == after[-1]
 
 
+@given(rows=rows_st, words=query_st, budget=st.integers(1, 80))
+@settings(max_examples=1000, deadline=None)
+def test_the_narrowest_rule_holds_every_stored_word(rows: list[frozenset[str]], words: list[str], budget: int) -> None:
+    terms, typed = lexical_terms(expand_query(" ".join(words)))
+    counts = counts_of(rows, terms)
+    rules = candidate_rules(terms, counts, budget, typed)
+    stored = [w for w in terms[:typed] if counts.get(w)]
+    if len(rules) == 3:
+        # Each stored typed word, in itself or one of its forms, and nothing else required.
+        forms = [{w, *word_forms(w)} for w in stored]
+        every = {i for i, row in enumerate(rows) if all(row & f for f in forms)}
+        assert admitted(rules[0], rows) <= every
+        full = {i for i, row in enumerate(rows) if set(stored) <= row}
+        assert full <= admitted(rules[0], rows)
+        assert admitted(rules[1], rows) <= admitted(rules[2], rows)
+
+
 def test_the_reported_case_keeps_the_users_words() -> None:
     # "retry" expands to forms no row holds; they once became the only required terms.
     terms, typed = lexical_terms(expand_query("retry queue"))
@@ -70,7 +101,9 @@ def test_the_reported_case_keeps_the_users_words() -> None:
     required = required_terms(terms, counts, 10_000, typed)
     assert "queue" in required
     rules = candidate_rules(terms, counts, 10_000, typed)
-    assert rules[0].also and rules[-1].also == ()
+    assert rules[-2].also and rules[-1].also == ()
+    # The narrowest rule: rows holding both words (a form no row holds is in no group).
+    assert rules[0] == CandidateRule(("retry",), ("queue",))
 
 
 def test_expanded_queries_split_back_into_typed_words_and_forms() -> None:

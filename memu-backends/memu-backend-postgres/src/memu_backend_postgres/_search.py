@@ -44,17 +44,13 @@ def lexical(
     if not terms or limit <= 0:
         return []
     table, rows_col, tokens_col = _TABLES[kind]
-    n_rows, n_tokens = conn.execute(
-        sa.text(f"SELECT {rows_col}, {tokens_col} FROM memu_meta WHERE id = 1")
-    ).one()
+    n_rows, n_tokens = conn.execute(sa.text(f"SELECT {rows_col}, {tokens_col} FROM memu_meta WHERE id = 1")).one()
     if not n_rows:
         return []
     df = {
         row.term: int(row.df)
         for row in conn.execute(
-            sa.text(
-                "SELECT term, df FROM memu_terms WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))"
-            ),
+            sa.text("SELECT term, df FROM memu_terms WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))"),
             {"kind": kind, "terms": terms},
         )
     }
@@ -99,9 +95,10 @@ def lexical(
 def _tsquery(rule: CandidateRule) -> str:
     """The candidates of ``rule`` as a ``tsquery`` literal (scoring reads every term anyway)."""
     required = _lexical.tsquery_literal(rule.required)
-    if not rule.also:
+    groups = [group for group in (rule.also, *rule.each) if group]
+    if not groups:
         return required
-    return f"({required}) & ({_lexical.tsquery_literal(rule.also)})"
+    return " & ".join(f"({_lexical.tsquery_literal(g)})" for g in (rule.required, *groups))
 
 
 def dense(

@@ -5,11 +5,11 @@ it counts, for every phrase of the expression, the rows holding that phrase (one
 phrase's whole posting list). So an OR of common words over 300k segments (``run``,
 ``service``…) pays twice: once to count and once per row scored. When the terms together match
 more than :data:`BUDGET` rows, only rows holding at least one of the rarest terms are scored
-(:func:`memu_core.text.candidate_rules`, the rule every store shares), and before that rule the
-SQLite store tries the rows holding *every* stored typed word (:func:`segment_matches`). They
-are still scored on *every* stored term, exactly as a plain OR would score them: the expression
-is ``rare AND (common OR tag:EVERY_ROW)``, where the ``tag`` column holds :data:`EVERY_ROW` in
-each row with a bm25 weight of 0. Rows with only common words score lowest under BM25 anyway
+(:func:`memu_core.text.candidate_rules`, the rule every store shares; its narrowest pass takes
+the rows holding every stored typed word). They are still scored on *every* stored term,
+exactly as a plain OR would score them: the expression is ``rare AND (common OR
+tag:EVERY_ROW)``, where the ``tag`` column holds :data:`EVERY_ROW` in each row with a bm25
+weight of 0. Rows with only common words score lowest under BM25 anyway
 (low IDF), which is what makes dropping them acceptable.
 
 Two things keep the expression small without changing a score: a form no row holds is left out
@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
-from memu_core.text import CandidateRule, candidate_rules, word_forms
+from memu_core.text import CandidateRule, candidate_rules
 
 EVERY_ROW = "memurow"
 """The word stored in every row's ``tag`` column, and the only one stored there."""
@@ -93,45 +93,13 @@ def segment_matches(
     the rest their forms) over ``segments_fts``, narrowest first.
 
     The store runs them in order and keeps the first that fills its limit (the last always
-    counts); see :func:`memu_core.text.candidate_rules`. When that rule narrows at all, a
-    narrower set comes first: the rows holding every stored typed word, each in any of its
-    forms (:func:`_every_word`).
+    counts); see :func:`memu_core.text.candidate_rules`.
     """
     held = counts.get(conn, terms) if counts is not None else _row_counts(conn, terms)
     # A form no row holds adds 0 to every score and no row to any set: leave it out. The words
     # the user typed stay, so an answer can never depend on the vocabulary lookup alone.
     kept = [t for i, t in enumerate(terms) if i < typed or held.get(t, 0) > 0]
-    rules = candidate_rules(kept, held, BUDGET, typed)
-    matches = [_expression(rule, kept) for rule in rules]
-    if len(rules) > 1:
-        every = _every_word(kept, typed, held)
-        if every is not None:
-            matches.insert(0, every)
-    return matches
-
-
-def _every_word(terms: list[str], typed: int, counts: dict[str, int]) -> str | None:
-    """Rows holding each stored typed word (or one of its stored forms), scored on every term.
-
-    ``None`` when fewer than two typed words are stored: the narrow rule of
-    :func:`~memu_core.text.candidate_rules` already is that set.
-    """
-    groups: list[list[str]] = []
-    placed: set[str] = set()
-    for word in terms[:typed]:
-        if counts.get(word, 0) == 0:
-            continue
-        forms = set(word_forms(word))
-        group = [t for t in terms if t not in placed and (t == word or t in forms) and counts.get(t, 0) > 0]
-        placed.update(group)
-        groups.append(group)
-    if len(groups) < 2:
-        return None
-    rest = [t for t in terms if t not in placed]
-    parts = [_any(g) for g in groups]
-    if rest:
-        parts.append(f"{_any(rest)} OR tag : {EVERY_ROW}")
-    return " AND ".join(f"({p})" for p in parts)
+    return [_expression(rule, kept) for rule in candidate_rules(kept, held, BUDGET, typed)]
 
 
 def _expression(rule: CandidateRule, terms: list[str]) -> str:
@@ -140,8 +108,9 @@ def _expression(rule: CandidateRule, terms: list[str]) -> str:
     # carries, so they are scored without being required.
     required = _any(list(rule.required))
     also = [t for t in terms if t in rule.also]
-    rest = [t for t in terms if t not in rule.required and t not in rule.also]
-    parts = [required, *([_any(also)] if also else [])]
+    named = {*rule.required, *rule.also, *(t for group in rule.each for t in group)}
+    rest = [t for t in terms if t not in named]
+    parts = [required, *([_any(also)] if also else []), *(_any(list(group)) for group in rule.each)]
     if rest:
         parts.append(f"{_any(rest)} OR tag : {EVERY_ROW}")
     return parts[0] if len(parts) == 1 else " AND ".join(f"({p})" for p in parts)
