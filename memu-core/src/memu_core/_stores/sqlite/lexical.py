@@ -33,6 +33,9 @@ BUDGET = 10_000
 
 _COLUMNS = "{text context}"
 
+MAX_CACHED_TERMS = 50_000
+"""Term counts kept between writes before the cache starts over (a few MB at most)."""
+
 
 def _quote(term: str) -> str:
     # Terms are runs of letters and digits (query_terms), so quoting cannot be broken out of.
@@ -72,6 +75,8 @@ class TermCounts:
             known.update(fresh)
             with self._lock:
                 if generation == self._generation:
+                    if len(self._counts) > MAX_CACHED_TERMS:  # a long-lived server without writes
+                        self._counts = {}
                     self._counts.update(fresh)
         return known
 
