@@ -49,7 +49,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def _stored(engine: LocalEngine) -> set[str]:
-    return {f["name"] for f in engine.list_all_recall_files(limit=200)["recall_files"]}
+    """Every stored name, page by page. The soak stores more than one page (200) in the shared
+    store: a first-page check then saw the name a new, earlier-sorting one pushed off the page
+    as forgotten (test_mirror_names.py has that example)."""
+    return {doc.name for doc in sync.store_docs(engine)}
 
 
 def _expect(name: str, refusal: str | None) -> None:

@@ -12,7 +12,7 @@ from memu_core._bridge import pipeline, sync
 from memu_core._engine.engine import LocalEngine
 from memu_core._engine.inputs import FileInput
 from memu_core._layout import Layout
-from memu_core._mirror import file_name, place, tagged_name
+from memu_core._mirror import file_name, place, read_doc, tagged_name
 from memu_core._retrieve_output import locate_in_mirror
 from memu_core._stores.sqlite import SqliteStore
 from memu_core.errors import UsageError
@@ -39,7 +39,8 @@ def plant(engine: LocalEngine, name: str, content: str = "- a line", track: str 
 
 
 def names(engine: LocalEngine) -> set[str]:
-    return {f["name"] for f in engine.list_all_recall_files(limit=200)["recall_files"]}
+    """Every stored name, page by page: one page of a full store is not the store."""
+    return {doc.name for doc in sync.store_docs(engine)}
 
 
 def cycle(layout: Layout, engine: LocalEngine) -> tuple[sync.SyncResult, pipeline.CommitReport]:
@@ -129,3 +130,28 @@ def test_readable_names_are_unchanged() -> None:
     assert file_name("deploy notes") == "deploy-notes.md"
     assert file_name("a: b?") == "a-b.md"
     assert file_name("notes.") == "notes.md"
+
+
+def test_a_name_past_the_first_page_survives_a_cycle_of_a_file_named_after_itself(
+    layout: Layout, engine: LocalEngine
+) -> None:
+    """The soak's failing example (test_hostile_names, MEMU_SOAK=1): 200 stored names, the last
+    of the first page ``Ã!i¡``; the agent adds a file with an empty ``name:``, which is named after
+    its own file name. Every cycle after keeps every name stored and mirrored as itself. (The
+    soak's check read only the first page, which the new name, sorting earlier, had pushed
+    ``Ã!i¡`` off: the store never lost it.)"""
+    engine.commit_results(recall_files=[{"name": f"n{i:03d}", "content": "- filler"} for i in range(199)])
+    engine.commit_results(recall_files=[{"name": "Ã!i¡", "content": "- kept"}])
+    cycle(layout, engine)
+    before = names(engine)
+    agent = layout.base / "memory" / "agent-0123abcd.md"
+    agent.write_text('---\nname: ""\n---\n- host\n', encoding="utf-8")
+    for _ in range(3):
+        _, report = cycle(layout, engine)
+        assert report.forgotten == []
+    assert names(engine) == before | {"agent-0123abcd"}
+    first_page = {f["name"] for f in engine.list_all_recall_files(limit=200)["recall_files"]}
+    assert "Ã!i¡" not in first_page  # why a one-page check saw it "missing"
+    assert read_doc(layout.base / "memory" / "Ã!i¡.md", "memory").name == "Ã!i¡"
+    assert read_doc(agent, "memory").name == "agent-0123abcd"  # the same file, read back as the same name
+    assert sorted(p.name for p in (layout.base / "memory").glob("agent-*")) == ["agent-0123abcd.md"]
