@@ -155,3 +155,29 @@ def test_a_name_past_the_first_page_survives_a_cycle_of_a_file_named_after_itsel
     assert read_doc(layout.base / "memory" / "Ã!i¡.md", "memory").name == "Ã!i¡"
     assert read_doc(agent, "memory").name == "agent-0123abcd"  # the same file, read back as the same name
     assert sorted(p.name for p in (layout.base / "memory").glob("agent-*")) == ["agent-0123abcd.md"]
+
+
+def test_a_case_insensitive_file_system_keeps_the_file_it_just_rewrote(
+    layout: Layout, engine: LocalEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The agent writes memory/Deploy.md holding the name "deploy"; the next mirror writes the
+    # name's readable file, memory/deploy.md. On macOS or Windows that write lands on Deploy.md
+    # itself, so the "stale" Deploy.md must not be removed. This machine's file system is case
+    # sensitive, so the test stands in for one: two spellings that fold alike are one file.
+    (layout.base / "memory").mkdir(parents=True)
+    (layout.base / "memory" / "Deploy.md").write_text("---\nname: deploy\n---\n- ship on Tuesdays\n", "utf-8")
+    assert pipeline.commit(layout, lambda: engine, "toy").files == [("memory", "deploy")]
+    monkeypatch.setattr(sync, "same_file", lambda a, b: a.name.casefold() == b.name.casefold())
+    sync.sync(layout, engine)
+    assert (layout.base / "memory" / "Deploy.md").exists(), "the file the mirror just wrote was removed"
+
+
+def test_on_a_case_sensitive_file_system_the_old_spelling_gives_way(layout: Layout, engine: LocalEngine) -> None:
+    (layout.base / "memory").mkdir(parents=True)
+    (layout.base / "memory" / "Deploy.md").write_text("---\nname: deploy\n---\n- ship on Tuesdays\n", "utf-8")
+    pipeline.commit(layout, lambda: engine, "toy")
+    for _ in range(3):
+        _, report = cycle(layout, engine)
+        assert report.forgotten == []
+    assert sorted(p.name for p in (layout.base / "memory").iterdir()) == ["deploy.md"]
+    assert names(engine) == {"deploy"}

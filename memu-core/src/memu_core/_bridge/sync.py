@@ -7,6 +7,8 @@ A file the store no longer has, and that the agent did not touch, is removed fro
 
 from __future__ import annotations
 
+import os
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,8 +112,14 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
                 continue
         write_text(layout.base / rel, doc.render(), fsync=False, mode=PRIVATE_FILE)
         result.baseline[rel] = entry
+    spellings = {_fold(rel): rel for rel in seen}
     for rel, path in local.items():
         if rel in seen:
+            continue
+        twin = spellings.get(_fold(rel))
+        if twin is not None and same_file(path, layout.base / twin):
+            # A case-insensitive or normalising file system (macOS, Windows) just wrote the
+            # store's spelling of this name over this very file: removing it would remove that.
             continue
         before = baseline.get(rel)
         current = on_disk[rel]
@@ -122,6 +130,19 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
             result.baseline[rel] = before
     snapshot.save(layout.snapshot, result.baseline)
     return result
+
+
+def _fold(rel: str) -> str:
+    """The spelling a case-insensitive, normalising file system compares."""
+    return unicodedata.normalize("NFC", rel).casefold()
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (``False`` when either is missing)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _owner(before: snapshot.Entry | None, doc: RecallDoc | None) -> tuple[str, str] | None:
