@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -46,14 +47,15 @@ def _rss_mb(pid: int) -> float:
 
 
 def _serve(env: dict[str, str]) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, "-m", "memu_core._serve"], env=env, stderr=subprocess.DEVNULL)
+    log = open(Path(env["HOME"]) / "serve-bench.log", "ab")  # noqa: SIM115 - the child holds it
+    proc = subprocess.Popen([sys.executable, "-m", "memu_core._serve"], env=env, stderr=log)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         out = subprocess.run([MEMU, "serve", "--status"], env=env, capture_output=True, text=True)
         if out.returncode == 0 and '"pid"' in out.stdout:
             return proc
         time.sleep(0.2)
-    raise RuntimeError("memu serve did not come up")
+    raise RuntimeError(f"memu serve did not come up: {(Path(env['HOME']) / 'serve-bench.log').read_text()[-800:]}")
 
 
 def _status(env: dict[str, str]) -> dict[str, object]:
@@ -63,12 +65,13 @@ def _status(env: dict[str, str]) -> dict[str, object]:
 
 def commit_row(label: str, env: dict[str, str], root: Path, runs: int, warm: bool) -> str:
     # One store per row (a warm server serves the store its client names); new texts every run.
-    env = {**env, "MEMU_DB": str(root / f"{label}.sqlite3")}
+    slug = "".join(c if c.isalnum() else "-" for c in label)
+    env = {**env, "MEMU_DB": str(root / f"{slug}.sqlite3")}
     samples, peak, server_rss = [], 0.0, ""
     proc = _serve(env) if warm else None
     try:
         for i in range(runs + 1):  # the first is a warm-up (it may export or prime caches)
-            folder = root / f"files-{label}-{i}"
+            folder = root / f"files-{slug}-{i}"
             _files(folder, 100, tag=f" ({label} run {i})")
             before = int(_status(env)["embedded_texts"]) if proc else 0  # type: ignore[call-overload]
             rss_before = _rss_mb(proc.pid) if proc else 0.0
@@ -119,6 +122,7 @@ def retrieve_row(label: str, env: dict[str, str], root: Path, runs: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", default="", help="comma-separated row keys (retrieve-onnx, onnx-warm, ...)")
     args = parser.parse_args()
     from memu_core.settings import models_dir
 
@@ -133,13 +137,18 @@ def main() -> None:
         )
         onnx = {**base, "MEMU_EMBED_PROVIDER": "local"}
         torch = {**onnx, "MEMU_EMBED_RUNTIME": "torch"}
-        rows = [
-            retrieve_row("onnx", onnx, root, args.runs),
-            retrieve_row("torch", torch, root, args.runs),
-            commit_row("onnx, warm server", onnx, root, args.runs, warm=True),
-            commit_row("onnx, no server", onnx, root, args.runs, warm=False),
-            commit_row("torch, no server", torch, root, args.runs, warm=False),
-        ]
+        print("| what | median (min-max) | peak RSS | note |\n|---|---|---|---|", flush=True)
+        only = set(args.only.split(",")) if args.only else None
+
+        def row(key: str, make: Callable[[], str]) -> None:
+            if only is None or key in only:
+                print(make(), flush=True)
+
+        row("retrieve-onnx", lambda: retrieve_row("onnx", onnx, root, args.runs))
+        row("retrieve-torch", lambda: retrieve_row("torch", torch, root, args.runs))
+        row("onnx-warm", lambda: commit_row("onnx, warm server", onnx, root, args.runs, warm=True))
+        row("onnx-cold", lambda: commit_row("onnx, no server", onnx, root, args.runs, warm=False))
+        row("torch-cold", lambda: commit_row("torch, no server", torch, root, args.runs, warm=False))
         from memu_core.testing.embedding_server import EmbeddingServer
 
         with EmbeddingServer(dimension=384, latency=0.02) as server:
@@ -150,10 +159,9 @@ def main() -> None:
                 "MEMU_EMBED_MODEL": "bench-embed",
                 "MEMU_API_KEY": "x",
             }
-            rows.append(commit_row("litellm 20 ms/request, warm server", lite, root, args.runs, warm=True))
-            rows.append(commit_row("litellm 20 ms/request, no server", lite, root, args.runs, warm=False))
-        print("| what | median (min-max) | peak RSS | note |\n|---|---|---|---|")
-        print("\n".join(rows))
+            label = "litellm 20 ms/request"
+            row("litellm-warm", lambda: commit_row(f"{label}, warm server", lite, root, args.runs, warm=True))
+            row("litellm-cold", lambda: commit_row(f"{label}, no server", lite, root, args.runs, warm=False))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
