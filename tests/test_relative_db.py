@@ -57,8 +57,9 @@ def test_memu_a_host_binary_and_the_serve_handshake_agree_on_a_relative_memu_db(
 ) -> None:
     pytest.importorskip("memu_host_codex")
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
-    project.mkdir()
-    elsewhere.mkdir()
+    # The folder a MEMU_DB names must exist (a mistyped path is refused, not created).
+    (project / "stores").mkdir(parents=True)
+    (elsewhere / "stores").mkdir(parents=True)
     memu(project, env, "commit", "--from-dir", str(REPO / "examples"))
     store = (project / RELATIVE).resolve()
     assert store.is_file()
@@ -84,6 +85,7 @@ def test_a_relative_memu_db_in_the_config_file_resolves_the_same_way(tmp_path: P
     config.write_text(f"MEMU_DB={RELATIVE}\n", encoding="utf-8")
     from_file = {k: v for k, v in env.items() if k != "MEMU_DB"}
     from_file["MEMU_CONFIG_ENV"] = str(config)
+    (tmp_path / "stores").mkdir()
     memu(tmp_path, from_file, "commit", "--from-dir", str(REPO / "examples"))
     assert (tmp_path / RELATIVE).is_file()
     assert Path(handshake(tmp_path, from_file)[0]).resolve() == (tmp_path / RELATIVE).resolve()
