@@ -101,9 +101,7 @@ def test_overrides_win(config_file: Path, monkeypatch: pytest.MonkeyPatch) -> No
         ("sqlite:///rel/x.db", "sqlite:///{cwd}/rel/x.db"),
     ],
 )
-def test_db_forms(
-    cfg_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, raw: str, expected: str
-) -> None:
+def test_db_forms(cfg_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, raw: str, expected: str) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MEMU_DB", raw)
     assert load_settings().db == expected.format(home=cfg_home, cwd=Path.cwd())

@@ -15,9 +15,7 @@ def register(app: "typer.Typer") -> None:
     @app.command()
     def serve(
         stop: Annotated[bool, typer.Option("--stop", help="Stop the running server and exit.")] = False,
-        status: Annotated[
-            bool, typer.Option("--status", help="Print the running server's status as JSON.")
-        ] = False,
+        status: Annotated[bool, typer.Option("--status", help="Print the running server's status as JSON.")] = False,
         background: Annotated[
             bool, typer.Option("--background", help="Start it detached and return (no-op if one is up).")
         ] = False,
