@@ -53,6 +53,9 @@ def cron_daemon() -> Iterator[None]:
             pytest.skip("no cron daemon runs and only root can start one")
         cron = shutil.which("cron") or "/usr/sbin/cron"
         started = subprocess.Popen([cron, "-f"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # cron notices a new crontab by the spool folder's mtime, in whole seconds: a crontab
+        # written in the second the daemon read the spool at start-up would go unseen.
+        time.sleep(2)
     try:
         yield
     finally:
@@ -110,7 +113,7 @@ def test_a_scheduled_run_under_cron_mines_and_commits(tmp_path: Path) -> None:
     assert table.startswith(THEIRS) and not any(line.startswith("PATH=") for line in table.splitlines())
 
     state = home / ".memu" / "hosts" / "claude-code" / ".schedule.claude-code.last.json"
-    deadline = time.monotonic() + 150  # cron starts jobs on the minute
+    deadline = time.monotonic() + 180  # cron starts jobs on the minute
     while not state.exists() and time.monotonic() < deadline:
         time.sleep(2)
     log = home / ".memu" / "hosts" / "claude-code" / "bridge.log"
