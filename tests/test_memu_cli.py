@@ -185,8 +185,11 @@ def test_builtin_command_list_matches_the_app() -> None:
     from typer.main import get_command
 
     from memu_core._cli.app import BUILTIN_COMMANDS, build_app
+    from memu_core.testing import registered
 
-    assert set(get_command(build_app(with_plugins=False)).commands) == BUILTIN_COMMANDS  # type: ignore[attr-defined]
+    with registered():  # a fresh manager: plugins an earlier test loaded would add commands
+        commands = set(get_command(build_app(with_plugins=False)).commands)  # type: ignore[attr-defined]
+    assert commands == BUILTIN_COMMANDS
 
 
 def test_a_plugin_command_is_dispatched_and_help_stays_light(env: dict[str, str], tmp_path: Path) -> None:
