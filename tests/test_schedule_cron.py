@@ -117,7 +117,10 @@ def test_a_scheduled_run_under_cron_mines_and_commits(tmp_path: Path) -> None:
     while not state.exists() and time.monotonic() < deadline:
         time.sleep(2)
     log = home / ".memu" / "hosts" / "claude-code" / "bridge.log"
-    assert state.exists(), log.read_text(encoding="utf-8") if log.exists() else "cron never ran the job"
+    if not state.exists():
+        daemons = subprocess.run(["pgrep", "-a", "cron"], capture_output=True, text=True).stdout
+        seen = log.read_text(encoding="utf-8") if log.exists() else "no log: cron never started the wrapper"
+        raise AssertionError(f"{seen}\ncron daemons: {daemons!r}\ncrontab: {_current()!r}")
     outcome = json.loads(state.read_text(encoding="utf-8"))
     assert outcome["exit"] == 0, log.read_text(encoding="utf-8")
 
