@@ -125,7 +125,8 @@ def memu_register_event_sinks() -> list[type[EventSink]]:
     Nothing is emitted when the user opted out (``MEMU_TELEMETRY=0`` or ``DO_NOT_TRACK=1``).
     So that the per-turn ``retrieve`` never imports every plugin to find out whether one
     listens, memu asks only plugins that declare this hook: an entry point of the same name in
-    the group ``memu.event_sinks`` (in-process plugins need not; ``memu plugins`` flags a plugin that implements it undeclared).
+    the group ``memu.event_sinks`` (in-process plugins need not; ``memu plugins`` flags a plugin
+    that implements it undeclared).
 
     Returns the classes, each with a unique ``name`` and a constructor taking no argument.
     memu builds each once per process and gives every instance every event
