@@ -192,7 +192,8 @@ def test_detect_names_the_distribution_serving_each_agent(agents_home: Path) -> 
     blocks = {b.splitlines()[0]: b for b in text.strip().split("\n\n")}
     assert "agent: Codex" not in blocks["~/.codex"]  # not installed: the catalogue names it
     assert "→ memu-host-codex (not installed; binary memu-codex)" in blocks["~/.codex"]
-    assert "  install: pip install memu-host-codex (or: memu plugins install memu-host-codex)" in blocks["~/.codex"]
+    assert "  install: pip install memu-host-codex" in blocks["~/.codex"]
+    assert "  or: memu plugins install memu-host-codex" in blocks["~/.codex"]
     assert "  instruction: ~/.claude/CLAUDE.md" in blocks["~/.claude"]
     assert "agent: Acme Agent → memu-host-acme (installed; binary memu-acme)" in blocks["~/.acme"]
     assert "agent: unknown → memu-host-generic" in blocks["~/.zeta"]

@@ -396,7 +396,8 @@ def render_match(m: Match) -> str:
     if m.instruction:
         lines.append(f"  instruction: {_short(m.instruction)}")
     if not h.installed:
-        lines.append(f"  install: {h.install_line} (or: {h.plugins_install})")
+        lines.append(f"  install: {h.install_line}")
+        lines.append(f"  or: {h.plugins_install}")
     for cmd in m.next_commands():
         lines.append(f"  next: {cmd}")
     return "\n".join(lines)
