@@ -4,28 +4,20 @@ Sessions install with pip: torch must come from the pinned CPU wheel in requirem
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import nox
 
 nox.options.sessions = ["lint", "tests"]
 nox.options.default_venv_backend = "virtualenv"
 
-MEMBERS = [
-    "memu-core",
-    "memu-telemetry",
-    "memu-backends/memu-embed-local",
-    "memu-backends/memu-embed-litellm",
-    "memu-backends/memu-backend-postgres",
-    "memu-backends/memu-backend-cloud",
-    "memu-backends/memu-server",
-    "memu-hosts/memu-host-claude-code",
-    "memu-hosts/memu-host-codex",
-    "memu-hosts/memu-host-cursor",
-    "memu-hosts/memu-host-openclaw",
-    "memu-hosts/memu-host-hermes",
-    "memu-hosts/memu-host-workbuddy",
-    "memu-hosts/memu-host-cola",
-    "memu-hosts/memu-host-generic",
-]
+# One list of the distributions' folders, shared with the wheel checker (tests/dists.py).
+sys.path.insert(0, str(Path(__file__).parent / "tests"))
+from dists import MEMBERS as ALL_FOLDERS  # noqa: E402
+
+MEMBERS = [folder for folder in ALL_FOLDERS if folder != "."]
+"""Every member's folder (``.``, the memu-all meta-distribution, excluded)."""
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
@@ -96,7 +88,7 @@ def build(session: nox.Session) -> None:
 
     session.install("build>=1.2", "twine>=6.1", "readme-renderer[md]>=44")
     shutil.rmtree("dist", ignore_errors=True)
-    for member in [*MEMBERS, "."]:
+    for member in ALL_FOLDERS:
         session.run("python", "-m", "build", "--sdist", "--wheel", "--outdir", "dist", member)
     session.run("twine", "check", "--strict", *sorted(str(p) for p in Path("dist").iterdir()))
     session.run("python", "tests/dists.py", "check", "dist")
