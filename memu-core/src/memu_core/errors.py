@@ -38,6 +38,16 @@ class WriteConflict(StoreError):
     """A file changed between the engine's plan and its write; the engine re-plans and retries."""
 
 
+class StoreBusy(StoreError):
+    """The store cannot take this request now: every pooled connection stayed busy for the pool's
+    timeout, or the database server is unreachable (restarting). Nothing was written; the same
+    request may succeed after :attr:`retry_after` seconds (a server answers 503 with it)."""
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class FingerprintMismatch(StoreError):
     """The store's vectors come from another embedding model than the configured one."""
 
