@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from memu_core._engine.cursor import decode_cursor, encode_cursor
+from memu_core._engine.explain import Explainer
 from memu_core._engine.fusion import fuse
 from memu_core._engine.inputs import (
     FileInput,
@@ -307,8 +308,13 @@ class LocalEngine(AgenticMemoryBackend):
         top_k: int | None = None,
         tracks: Sequence[str] | None = None,
         mode: str | None = None,
+        explain: bool = False,
     ) -> dict[str, Any]:
-        """Hybrid search: ranked segments, their files (best segment wins) and resources."""
+        """Hybrid search: ranked segments, their files (best segment wins) and resources.
+
+        ``explain`` adds ``why`` to each segment: the share of its score each ranking gave, and
+        the query words it holds (:mod:`memu_core._engine.explain`; for people, not agents).
+        """
         if not isinstance(query, str) or not query.strip():
             raise UsageError('empty query: pass the question to search memory for, e.g. `memu retrieve "deploy steps"`')
         filters = parse_where(where)
@@ -349,6 +355,7 @@ class LocalEngine(AgenticMemoryBackend):
 
         fused = fuse(seg_rankings)
         known: dict[str, Segment] = {}
+        by_phrase: list[Hit] = []
         if fused and used != "dense" and (PHRASE_WEIGHT > 0 or FILE_PRIOR_WEIGHT > 0):
             # Pure dense stays pure cosine (it is the diagnostic mode); the others re-rank.
             head = fused[: max(k * CANDIDATES_PER_RESULT, RERANK_DEPTH)]
@@ -359,6 +366,7 @@ class LocalEngine(AgenticMemoryBackend):
             if FILE_PRIOR_WEIGHT > 0:
                 fused = lift_by_file(fused, known, FILE_PRIOR_WEIGHT)
         top, segments, header_hits = self._pick_segments(fused, k, known)
+        explainer = _explainer(query, used, seg_rankings, by_phrase) if explain else None
         parents = [s.file_id for s in segments.values()]
         files = self.store.fetch_files(list(dict.fromkeys(parents)))
         segment_out: list[dict[str, Any]] = []
@@ -384,6 +392,7 @@ class LocalEngine(AgenticMemoryBackend):
                     "text": seg.text,
                     **seg.scope.as_dict(),
                     "score": round(hit.score, 6),
+                    **({"why": explainer.why(seg.id, seg.text, hit.score)} if explainer else {}),
                 }
             )
         file_out = [
@@ -447,3 +456,15 @@ class LocalEngine(AgenticMemoryBackend):
     def close(self) -> None:
         """Close the store."""
         self.store.close()
+
+
+def _explainer(
+    query: str, used: str, rankings: Sequence[tuple[Sequence[Hit], float]], by_phrase: Sequence[Hit]
+) -> Explainer:
+    """The explainer over this retrieve's rankings, labelled as the engine built them (lexical
+    first unless the search was dense-only, then dense, then the phrase ranking)."""
+    labels = ["dense"] if used == "dense" else ["lexical", "dense"]
+    named = [(label, hits, weight) for label, (hits, weight) in zip(labels, rankings, strict=False)]
+    if by_phrase:
+        named.append(("phrase", by_phrase, PHRASE_WEIGHT))
+    return Explainer(query, named)
