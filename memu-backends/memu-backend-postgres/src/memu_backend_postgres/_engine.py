@@ -6,20 +6,33 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from memu_backend_postgres._pool import PoolOptions
 from memu_backend_postgres._url import display_url, redact
-from memu_core.errors import MemuError, StoreError
+from memu_core.errors import MemuError, StoreBusy, StoreError
+
+RETRY_AFTER = 1.0
+"""Seconds a caller is told to wait after :class:`StoreBusy` (a pool turns over in well under a
+second; a restarting server takes a few)."""
+
+# SQLSTATEs of a server that is going away or not accepting connections yet: class 08
+# (connection exception), admin/crash shutdown, "the database system is starting up".
+_UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")
 
 
-def create_engine(url: str) -> Any:
+def create_engine(url: str, pool: PoolOptions | None = None) -> Any:
     """A pooled SQLAlchemy engine for ``url`` that registers pgvector's binary adapter."""
     import sqlalchemy as sa
     from sqlalchemy import event
 
+    options = pool or PoolOptions()
     engine = sa.create_engine(
         url,
+        # A pooled connection may have died with a server restart; the ping (one round trip
+        # per checkout) replaces it before a request fails on it.
         pool_pre_ping=True,
-        pool_size=2,
-        max_overflow=4,
+        pool_size=options.size,
+        max_overflow=options.max_overflow,
+        pool_timeout=options.timeout,
         # Never let a URL (with its password) into SQLAlchemy's own log lines.
         hide_parameters=True,
     )
@@ -44,8 +57,13 @@ def describe_error(exc: BaseException, url: str) -> str:
 
 
 @contextmanager
-def translated(url: str, action: str) -> Iterator[None]:
-    """Turn driver and SQLAlchemy failures into a one-line, password-free ``StoreError``."""
+def translated(url: str, action: str, pool: PoolOptions | None = None) -> Iterator[None]:
+    """Turn driver and SQLAlchemy failures into a one-line, password-free ``StoreError``.
+
+    A pool that stays exhausted for its timeout, and a server that cannot be reached (down,
+    restarting, a connection cut), become :class:`StoreBusy`: a server answers 503 with
+    ``Retry-After`` and the caller may retry.
+    """
     try:
         yield
     except MemuError as exc:
@@ -55,12 +73,39 @@ def translated(url: str, action: str) -> Iterator[None]:
     except Exception as exc:
         import sqlalchemy.exc as sa_exc
 
+        if isinstance(exc, sa_exc.TimeoutError):
+            # SQLAlchemy's pool timeout: every connection stayed checked out for pool_timeout.
+            busy = "every pooled connection" if pool is None else f"all {pool.most} pooled connections"
+            waited = "" if pool is None else f" for {pool.timeout:g} s"
+            raise StoreBusy(
+                f"postgres store {display_url(url)}: {busy} stayed busy{waited} (while {action}); "
+                "nothing was done, retry in a moment or raise pool_size / pool_timeout in MEMU_DB "
+                "(e.g. ?pool_size=16&pool_timeout=5)",
+                RETRY_AFTER,
+            ) from None
         if isinstance(exc, sa_exc.SQLAlchemyError | _psycopg_error()):
-            raise StoreError(
+            text = (
                 f"{describe_error(exc, url)} (while {action}); check that the server is up and "
                 "MEMU_DB names a reachable database you may write to"
-            ) from None
+            )
+            if _unavailable(exc):
+                raise StoreBusy(text, RETRY_AFTER) from None
+            raise StoreError(text) from None
         raise
+
+
+def _unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server cannot be reached now (down, restarting, connection lost)."""
+    import psycopg
+
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    orig = getattr(exc, "orig", None) or exc
+    if not isinstance(orig, psycopg.OperationalError):
+        return False
+    state = getattr(orig, "sqlstate", None)
+    # A failed connection attempt carries no SQLSTATE (libpq never reached a server).
+    return state is None or state.startswith("08") or state in _UNAVAILABLE_STATES
 
 
 def _psycopg_error() -> type[BaseException]:

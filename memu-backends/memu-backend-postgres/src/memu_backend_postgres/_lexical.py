@@ -68,9 +68,7 @@ def index_text(kind: str, primary: str, secondary: str) -> Indexed:
     counts: dict[str, float] = {}
     first = tokens(primary)
     second = tokens(secondary)
-    for offset, (words, weight, factor) in enumerate(
-        ((first, "A", WEIGHTS[kind][0]), (second, "B", WEIGHTS[kind][1]))
-    ):
+    for offset, (words, weight, factor) in enumerate(((first, "A", WEIGHTS[kind][0]), (second, "B", WEIGHTS[kind][1]))):
         base = 1 + offset * len(first)
         for index, word in enumerate(words):
             counts[word] = counts.get(word, 0.0) + factor

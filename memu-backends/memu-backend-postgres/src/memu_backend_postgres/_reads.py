@@ -55,8 +55,7 @@ def get_resources(conn: Any, scope: Scope, paths: Sequence[str]) -> dict[str, Re
 
     rows = conn.execute(
         sa.text(
-            f"SELECT {RESOURCE_COLUMNS} FROM memu_resources "
-            "WHERE user_id = :u AND agent_id = :a AND path = ANY(:paths)"
+            f"SELECT {RESOURCE_COLUMNS} FROM memu_resources WHERE user_id = :u AND agent_id = :a AND path = ANY(:paths)"
         ),
         {"u": scope.user_id, "a": scope.agent_id, "paths": list(paths)},
     )
@@ -76,10 +75,7 @@ def list_files(
         params.update(t=after[0], n=after[1], i=after[2])
     rows = list(
         conn.execute(
-            sa.text(
-                f"SELECT {FILE_COLUMNS} FROM memu_files WHERE TRUE{filters} "
-                "ORDER BY track, name, id LIMIT :limit"
-            ),
+            sa.text(f"SELECT {FILE_COLUMNS} FROM memu_files WHERE TRUE{filters} ORDER BY track, name, id LIMIT :limit"),
             params,
         )
     )
@@ -103,9 +99,7 @@ def fetch_files(conn: Any, ids: Sequence[str]) -> dict[str, RecallFile]:
     """Files by id."""
     import sqlalchemy as sa
 
-    rows = conn.execute(
-        sa.text(f"SELECT {FILE_COLUMNS} FROM memu_files WHERE id = ANY(:ids)"), {"ids": list(ids)}
-    )
+    rows = conn.execute(sa.text(f"SELECT {FILE_COLUMNS} FROM memu_files WHERE id = ANY(:ids)"), {"ids": list(ids)})
     return {row.id: to_file(row) for row in rows}
 
 

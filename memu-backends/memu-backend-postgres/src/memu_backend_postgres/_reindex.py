@@ -101,9 +101,7 @@ def switch_fingerprint(conn: Any, fingerprint: Fingerprint) -> None:
     if live.fp_id is not None and live.fp_id != fp_id:
         _meta.drop_indexes(conn, live.fp_id)
         for table in ("memu_segments", "memu_resources"):
-            conn.execute(
-                sa.text(f"UPDATE {table} SET fp_id = NULL, embedding = NULL WHERE fp_id IS NOT NULL")
-            )
+            conn.execute(sa.text(f"UPDATE {table} SET fp_id = NULL, embedding = NULL WHERE fp_id IS NOT NULL"))
     for kind, (table, column) in _KINDS.items():
         conn.execute(
             sa.text(

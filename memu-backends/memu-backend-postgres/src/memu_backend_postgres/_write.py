@@ -63,9 +63,7 @@ def _conflict(write: FileWrite, found: int | None) -> WriteConflict:
     )
 
 
-def _write_file(
-    conn: Any, write: FileWrite, now: Any, fp_id: int | None, dim: int, plan: _SegmentPlan
-) -> None:
+def _write_file(conn: Any, write: FileWrite, now: Any, fp_id: int | None, dim: int, plan: _SegmentPlan) -> None:
     import sqlalchemy as sa
 
     key = {"u": write.scope.user_id, "a": write.scope.agent_id, "t": write.track, "n": write.name}
@@ -131,9 +129,7 @@ def _write_file(
     label = f"{write.track}/{write.name}"
     for draft in write.segments:
         if draft.vector is not None and fp_id is None:
-            raise UsageError(
-                f"{label}: the commit carries vectors but no fingerprint; set ChangeSet.fingerprint"
-            )
+            raise UsageError(f"{label}: the commit carries vectors but no fingerprint; set ChangeSet.fingerprint")
         vector = None if draft.vector is None else _vector(draft.vector, dim, f"segment of {label}")
         same = by_text.get(draft.text)
         if same:
@@ -193,9 +189,7 @@ def _write_segments(conn: Any, plan: _SegmentPlan) -> None:
             plan.updates,
         )
     if plan.vectors:
-        conn.execute(
-            sa.text("UPDATE memu_segments SET embedding = :v, fp_id = :fp WHERE id = :id"), plan.vectors
-        )
+        conn.execute(sa.text("UPDATE memu_segments SET embedding = :v, fp_id = :fp WHERE id = :id"), plan.vectors)
     if plan.inserts:
         conn.execute(
             sa.text(
@@ -270,9 +264,7 @@ def _check_text(changes: ChangeSet) -> None:
         ]
         fields += [t for d in write.segments for t in (d.text, d.context)]
         if any("\x00" in f for f in fields):
-            raise UsageError(
-                f"file {write.track}/{write.name!r} contains a NUL character; remove it and commit again"
-            )
+            raise UsageError(f"file {write.track}/{write.name!r} contains a NUL character; remove it and commit again")
     for res in changes.resources:
         if any("\x00" in f for f in (res.scope.user_id, res.scope.agent_id, res.path, res.description or "")):
             raise UsageError(f"resource {res.path!r} contains a NUL character; remove it and commit again")
@@ -286,9 +278,7 @@ def _check_vectors(changes: ChangeSet) -> None:
         if vector is None:
             continue
         if changes.fingerprint is None:
-            raise UsageError(
-                f"{what}: the change set carries vectors but no fingerprint; set ChangeSet.fingerprint"
-            )
+            raise UsageError(f"{what}: the change set carries vectors but no fingerprint; set ChangeSet.fingerprint")
         if len(vector) != dim:
             raise UsageError(
                 f"{what}: a vector has {len(vector)} dimensions but the fingerprint "
@@ -337,9 +327,7 @@ def delete_file(conn: Any, scope: Scope, track: str, name: str) -> RecallFile | 
     ).one_or_none()
     if row is None:
         return None
-    ids = list(
-        conn.execute(sa.text("SELECT id FROM memu_segments WHERE file_id = :f"), {"f": row.id}).scalars()
-    )
+    ids = list(conn.execute(sa.text("SELECT id FROM memu_segments WHERE file_id = :f"), {"f": row.id}).scalars())
     _stats.adjust(conn, "s", ids, -1)
     conn.execute(sa.text("DELETE FROM memu_files WHERE id = :f"), {"f": row.id})
     _meta.bump_generation(conn)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
+from memu_backend_postgres._pool import PoolOptions, merge, split_pool_options
 from memu_backend_postgres._url import ACCEPTED_SCHEMES, display_url, normalise_url
 from memu_core.errors import UsageError
 from memu_core.interfaces import MemoryStore
@@ -38,21 +39,37 @@ class PostgresStore(MemoryStore):
     name: ClassVar[str] = "postgres"
     url_schemes: ClassVar[tuple[str, ...]] = ACCEPTED_SCHEMES
 
-    def __init__(self, url: str, engine: Any, iterative_scan: bool) -> None:
+    def __init__(self, url: str, engine: Any, iterative_scan: bool, pool: PoolOptions | None = None) -> None:
         """Use :meth:`open`; this only wires an already migrated engine."""
         self._url = url
         self._engine = engine
         self._iterative = iterative_scan
+        self._pool = pool or PoolOptions()
 
     @classmethod
-    def open(cls, url: str) -> PostgresStore:
-        """Connect to ``url`` (any accepted scheme), migrate to head when needed, return the store."""
+    def open(
+        cls,
+        url: str,
+        *,
+        pool_size: int | None = None,
+        pool_timeout: float | None = None,
+        max_overflow: int | None = None,
+    ) -> PostgresStore:
+        """Connect to ``url`` (any accepted scheme), migrate to head when needed, return the store.
+
+        The connection pool keeps ``pool_size`` connections (plus ``max_overflow`` under a
+        burst) and makes a caller wait at most ``pool_timeout`` seconds for one before raising
+        :class:`~memu_core.errors.StoreBusy`. Each may also come from the URL's query
+        (``?pool_size=16&pool_timeout=2``, see :mod:`memu_backend_postgres._pool`); an argument
+        given here wins.
+        """
         from memu_backend_postgres import _engine
         from memu_backend_postgres.migrate import ensure_schema
 
-        target = normalise_url(url)
-        with _engine.translated(target, "opening the store"):
-            engine = _engine.create_engine(target)
+        target, from_url = split_pool_options(normalise_url(url))
+        pool = merge(from_url, pool_size, max_overflow, pool_timeout)
+        with _engine.translated(target, "opening the store", pool):
+            engine = _engine.create_engine(target, pool)
             try:
                 ensure_schema(engine)
                 # Connections made before the extension existed could not register the vector
@@ -68,7 +85,7 @@ class PostgresStore(MemoryStore):
                 engine.dispose()
                 raise
         major_minor = tuple(int(p) for p in str(version or "0.0").split(".")[:2])
-        return cls(target, engine, iterative_scan=major_minor >= (0, 8))
+        return cls(target, engine, iterative_scan=major_minor >= (0, 8), pool=pool)
 
     @classmethod
     def upgrade_schema(cls, url: str) -> str | None:
@@ -98,13 +115,13 @@ class PostgresStore(MemoryStore):
     def _reading(self, action: str, work: Callable[[Any], T]) -> T:
         from memu_backend_postgres._engine import translated
 
-        with translated(self._url, action), self._read() as conn:
+        with translated(self._url, action, self._pool), self._read() as conn:
             return work(conn)
 
     def _writing(self, action: str, work: Callable[[Any], T]) -> T:
         from memu_backend_postgres._engine import translated
 
-        with translated(self._url, action), self._engine.begin() as conn:
+        with translated(self._url, action, self._pool), self._engine.begin() as conn:
             return work(conn)
 
     # -- metadata -----------------------------------------------------------------------
@@ -120,9 +137,7 @@ class PostgresStore(MemoryStore):
 
         return self._reading(
             "reading the generation",
-            lambda conn: int(
-                conn.execute(sa.text("SELECT generation FROM memu_meta WHERE id = 1")).scalar_one()
-            ),
+            lambda conn: int(conn.execute(sa.text("SELECT generation FROM memu_meta WHERE id = 1")).scalar_one()),
         )
 
     # -- planning reads -----------------------------------------------------------------
@@ -168,15 +183,11 @@ class PostgresStore(MemoryStore):
             raise UsageError(f"limit={limit} is out of range; ask for at least 1 file per page")
         return self._reading("listing files", lambda conn: _reads.list_files(conn, where, after, limit))
 
-    def search_segments_lexical(
-        self, query: str, where: Where, tracks: Sequence[str] | None, limit: int
-    ) -> list[Hit]:
+    def search_segments_lexical(self, query: str, where: Where, tracks: Sequence[str] | None, limit: int) -> list[Hit]:
         """Best-first BM25 segment hits for ``query`` (text weighted above context)."""
         from memu_backend_postgres import _search
 
-        return self._reading(
-            "searching segments", lambda conn: _search.lexical(conn, "s", query, where, tracks, limit)
-        )
+        return self._reading("searching segments", lambda conn: _search.lexical(conn, "s", query, where, tracks, limit))
 
     def search_segments_dense(
         self, vector: Sequence[float], where: Where, tracks: Sequence[str] | None, limit: int
@@ -193,9 +204,7 @@ class PostgresStore(MemoryStore):
         """Best-first BM25 resource hits over description (and, weighted lower, path)."""
         from memu_backend_postgres import _search
 
-        return self._reading(
-            "searching resources", lambda conn: _search.lexical(conn, "r", query, where, None, limit)
-        )
+        return self._reading("searching resources", lambda conn: _search.lexical(conn, "r", query, where, None, limit))
 
     def search_resources_dense(self, vector: Sequence[float], where: Where, limit: int) -> list[Hit]:
         """Best-first resource hits by cosine similarity of their description vectors."""
@@ -235,9 +244,7 @@ class PostgresStore(MemoryStore):
         """Up to ``limit`` rows still needing a vector under ``fingerprint`` (staged ones excluded)."""
         from memu_backend_postgres import _reindex
 
-        return self._reading(
-            "listing texts to embed", lambda conn: _reindex.texts_to_embed(conn, fingerprint, limit)
-        )
+        return self._reading("listing texts to embed", lambda conn: _reindex.texts_to_embed(conn, fingerprint, limit))
 
     def store_vectors(self, fingerprint: Fingerprint, rows: Sequence[tuple[str, str, list[float]]]) -> None:
         """Stage vectors for ``fingerprint``; searches ignore them until :meth:`switch_fingerprint`."""
@@ -249,9 +256,22 @@ class PostgresStore(MemoryStore):
         """Atomically make the staged vectors of ``fingerprint`` live and record it."""
         from memu_backend_postgres import _reindex
 
-        self._writing(
-            "switching the fingerprint", lambda conn: _reindex.switch_fingerprint(conn, fingerprint)
-        )
+        self._writing("switching the fingerprint", lambda conn: _reindex.switch_fingerprint(conn, fingerprint))
+
+    @property
+    def pool_options(self) -> PoolOptions:
+        """The connection pool's size, overflow and wait timeout."""
+        return self._pool
+
+    def pool_status(self) -> dict[str, int]:
+        """Pooled connections now: ``size`` kept, ``checked_out`` in use, ``idle``, ``overflow``."""
+        pool = self._engine.pool
+        return {
+            "size": int(pool.size()),
+            "checked_out": int(pool.checkedout()),
+            "idle": int(pool.checkedin()),
+            "overflow": max(int(pool.overflow()), 0),
+        }
 
     def close(self) -> None:
         """Close every pooled connection."""
