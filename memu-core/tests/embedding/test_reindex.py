@@ -16,6 +16,7 @@ import pytest
 # The embedder under test is the real litellm one over HTTP; memu-core installed alone skips.
 pytest.importorskip("memu_embed_litellm")
 
+from memu_core._cli.progress import Progress
 from memu_core._compose import reindex_inputs
 from memu_core._engine.reindex import ReindexProgress, reindex, run_reindex
 from memu_core._stores.sqlite import SqliteStore
@@ -86,9 +87,7 @@ def _fill(path: Path, *, files: int = 12, lines: int = 10, dense: bool = True) -
 def _embedder(server: EmbeddingServer, **kw: object):  # type: ignore[no-untyped-def]
     from memu_embed_litellm import LitellmEmbedder
 
-    return LitellmEmbedder(
-        "openai-compatible", base_url=server.base_url, model=NEW_MODEL, sleep=lambda _s: None, **kw
-    )  # type: ignore[arg-type]
+    return LitellmEmbedder("openai-compatible", base_url=server.base_url, model=NEW_MODEL, sleep=lambda _s: None, **kw)  # type: ignore[arg-type]
 
 
 def _assert_consistent_in_new_space(path: Path) -> None:
@@ -123,9 +122,7 @@ def test_a_vector_from_another_space_is_refused(tmp_path: Path) -> None:
                     content=text,
                     content_hash="x",
                     expected_revision=None,
-                    segments=[
-                        SegmentDraft(kind="line", ordinal=0, text=text, vector=hashed_vector(text, 32))
-                    ],
+                    segments=[SegmentDraft(kind="line", ordinal=0, text=text, vector=hashed_vector(text, 32))],
                 )
             ],
             fingerprint=NEW,
@@ -150,7 +147,9 @@ def test_reindex_switches_the_store_to_the_new_space(tmp_path: Path, server: Emb
         store.close()
     assert report.previous == OLD and report.fingerprint == NEW and report.switched
     assert (report.embedded, report.segments, report.resources) == (rows, rows - 1, 1)
-    assert report.chunks == 5 and [p.done for p in seen] == [25, 50, 75, 100, 121]
+    # The total comes first, before the slowest (first) chunk: a bar can show it from the start.
+    assert report.chunks == 5 and [p.done for p in seen] == [0, 25, 50, 75, 100, 121]
+    assert {p.total for p in seen} == {121}
     assert "was hashing/hash-64 (64 dims)" in report.summary()
     _assert_consistent_in_new_space(path)
     # Run again: nothing left to do, nothing sent.
@@ -283,9 +282,7 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_run_reindex_command(
-    tmp_path: Path, server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_run_reindex_command(tmp_path: Path, server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "memu.sqlite3"
     _fill(path)
     monkeypatch.setenv("MEMU_DB", str(path))
@@ -296,15 +293,19 @@ def test_run_reindex_command(
     out, err = io.StringIO(), _Terminal()
     store, embedder, chunk = reindex_inputs()
     assert chunk == 16 * 4  # MEMU_EMBED_BATCH_SIZE x the default MEMU_EMBED_CONCURRENCY
-    assert run_reindex(store, embedder, out, err, batch_size=chunk) == 0
+    with Progress("reindex", unit="rows", stream=err, terminal=False, quiet=0, every=1) as bar:
+        code = run_reindex(store, embedder, out, err, batch_size=chunk, progress=lambda p: bar.update(p.done, p.total))
+    assert code == 0
     assert out.getvalue().startswith("reindexed 121 rows (120 segments, 1 resources")
-    assert "reindex" in err.getvalue()
+    # Piped progress: one count line per staged chunk, each with the total.
+    lines = [line for line in err.getvalue().splitlines() if line.startswith("memu progress task=reindex")]
+    counted = [line for line in lines if " done=0 " not in line]
+    assert counted and all("total=121" in line for line in counted), err.getvalue()
+    assert "done=121" in lines[-1]
     _assert_consistent_in_new_space(path)
 
 
-def test_run_reindex_without_an_embedder_says_what_to_set(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_run_reindex_without_an_embedder_says_what_to_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMU_DB", str(tmp_path / "memu.sqlite3"))
     monkeypatch.setenv("MEMU_EMBED_PROVIDER", "none")
     with pytest.raises(ConfigError, match="set MEMU_EMBED_PROVIDER"):

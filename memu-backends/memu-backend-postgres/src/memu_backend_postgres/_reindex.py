@@ -27,6 +27,22 @@ def _known_fp_id(conn: Any, fingerprint: Fingerprint) -> int | None:
     return None if found is None else int(found)
 
 
+_TODO = """
+    SELECT 'resource' AS kind, r.id, r.description AS body FROM memu_resources r
+    WHERE r.description IS NOT NULL AND r.fp_id IS DISTINCT FROM :fp
+      AND NOT EXISTS (SELECT 1 FROM memu_staged_vectors v
+                      WHERE v.fp_id = :fp AND v.kind = 'resource' AND v.item_id = r.id
+                        AND v.text_md5 = md5(r.description))
+    UNION ALL
+    SELECT 'segment', s.id, s.text FROM memu_segments s
+    WHERE s.fp_id IS DISTINCT FROM :fp
+      AND NOT EXISTS (SELECT 1 FROM memu_staged_vectors v
+                      WHERE v.fp_id = :fp AND v.kind = 'segment' AND v.item_id = s.id
+                        AND v.text_md5 = md5(s.text))
+"""
+"""Rows lacking a vector under fingerprint ``:fp`` and not yet staged for it."""
+
+
 def texts_to_embed(conn: Any, fingerprint: Fingerprint, limit: int) -> list[tuple[str, str, str]]:
     """Rows lacking a vector under ``fingerprint`` and not yet staged for it, ordered by kind, id."""
     import sqlalchemy as sa
@@ -35,24 +51,17 @@ def texts_to_embed(conn: Any, fingerprint: Fingerprint, limit: int) -> list[tupl
         return []
     fp_id = _known_fp_id(conn, fingerprint)
     params = {"fp": -1 if fp_id is None else fp_id, "limit": limit}
-    sql = """
-        SELECT kind, id, body FROM (
-            SELECT 'resource' AS kind, r.id, r.description AS body FROM memu_resources r
-            WHERE r.description IS NOT NULL AND r.fp_id IS DISTINCT FROM :fp
-              AND NOT EXISTS (SELECT 1 FROM memu_staged_vectors v
-                              WHERE v.fp_id = :fp AND v.kind = 'resource' AND v.item_id = r.id
-                                AND v.text_md5 = md5(r.description))
-            UNION ALL
-            SELECT 'segment', s.id, s.text FROM memu_segments s
-            WHERE s.fp_id IS DISTINCT FROM :fp
-              AND NOT EXISTS (SELECT 1 FROM memu_staged_vectors v
-                              WHERE v.fp_id = :fp AND v.kind = 'segment' AND v.item_id = s.id
-                                AND v.text_md5 = md5(s.text))
-        ) todo
-        ORDER BY kind, id
-        LIMIT :limit
-    """
+    sql = f"SELECT kind, id, body FROM ({_TODO}) todo ORDER BY kind, id LIMIT :limit"
     return [(row.kind, row.id, row.body) for row in conn.execute(sa.text(sql), params)]
+
+
+def count_texts_to_embed(conn: Any, fingerprint: Fingerprint) -> int:
+    """How many rows :func:`texts_to_embed` would hand out in all (a reindex's total)."""
+    import sqlalchemy as sa
+
+    fp_id = _known_fp_id(conn, fingerprint)
+    found = conn.execute(sa.text(f"SELECT count(*) FROM ({_TODO}) todo"), {"fp": -1 if fp_id is None else fp_id})
+    return int(found.scalar() or 0)
 
 
 def store_vectors(conn: Any, fingerprint: Fingerprint, rows: Sequence[tuple[str, str, list[float]]]) -> None:

@@ -246,6 +246,12 @@ class PostgresStore(MemoryStore):
 
         return self._reading("listing texts to embed", lambda conn: _reindex.texts_to_embed(conn, fingerprint, limit))
 
+    def count_texts_to_embed(self, fingerprint: Fingerprint) -> int:
+        """How many rows :meth:`texts_to_embed` would hand out in all (the reindex's progress total)."""
+        from memu_backend_postgres import _reindex
+
+        return self._reading("counting texts to embed", lambda conn: _reindex.count_texts_to_embed(conn, fingerprint))
+
     def store_vectors(self, fingerprint: Fingerprint, rows: Sequence[tuple[str, str, list[float]]]) -> None:
         """Stage vectors for ``fingerprint``; searches ignore them until :meth:`switch_fingerprint`."""
         from memu_backend_postgres import _reindex

@@ -13,6 +13,8 @@ import typer
 BUILTIN_COMMANDS = frozenset(
     {"commit", "retrieve", "search", "list-files", "forget", "plugins", "doctor", "reindex", "db", "init", "config"}
     | {"serve", "mcp", "templates", "memorize"}
+    | {"ui"}
+    | {"export", "import"}
 )
 """Every built-in command (a test keeps this in step with the app). Plugin commands load only
 when the command line names none of these: a built-in never waits for third-party imports."""
@@ -62,15 +64,25 @@ def add_builtin_commands(app: typer.Typer) -> None:
         import sys
 
         from memu_core import _compose
+        from memu_core._cli.progress import Progress
         from memu_core._engine.reindex import run_reindex
         from memu_core._serve.embedding import route_through_warm_server
         from memu_core.settings import load_settings
 
         # No autostart: a reindex follows a configuration change, and is rare.
-        with route_through_warm_server(autostart=False):
+        with route_through_warm_server(autostart=False), Progress("reindex", unit="rows") as bar:
             store, embedder, chunk = _compose.reindex_inputs(load_settings())
-            code = run_reindex(store, embedder, sys.stdout, sys.stderr, batch_size=chunk)
+            code = run_reindex(
+                store,
+                embedder,
+                sys.stdout,
+                sys.stderr,
+                batch_size=chunk,
+                progress=lambda p: bar.update(p.done, p.total),
+            )
         raise typer.Exit(code)
+
+    _add_transfer_commands(app)
 
     db = sub_app("Schema migrations of the configured store.")
 
@@ -104,8 +116,67 @@ def add_builtin_commands(app: typer.Typer) -> None:
 
     register_templates(app)
 
+    from memu_core._ui.commands import register as register_ui
+
+    register_ui(app)
+
 
 JSON_OPTION = typer.Option("--json", help="Machine-readable.")
+
+
+def _add_transfer_commands(app: typer.Typer) -> None:
+    """``memu export`` and ``memu import``: memory out to files and back, and in from memU."""
+    from pathlib import Path
+
+    user_option = typer.Option("--user-id", help="The scope's user (default: the configured one).")
+    agent_option = typer.Option("--agent-id", help="The scope's agent (default: the configured one).")
+
+    @app.command("export")
+    def export(
+        target: Annotated[Path, typer.Argument(help="A new or empty folder, or a file ending in .json.")],
+        track: Annotated[
+            list[str] | None, typer.Option("--track", help="Only this track (memory or skill); repeatable.")
+        ] = None,
+        name: Annotated[list[str] | None, typer.Option("--name", help="Only this recall file; repeatable.")] = None,
+        force: Annotated[bool, typer.Option("--force", help="Replace TARGET when it exists and is not empty.")] = False,
+        user_id: Annotated[str | None, user_option] = None,
+        agent_id: Annotated[str | None, agent_option] = None,
+        as_json: Annotated[bool, JSON_OPTION] = False,
+    ) -> None:
+        """Write the scope's recall files as a Markdown folder (frontmatter) or one JSON commit payload."""
+        from memu_core._cli.export_cmd import run_export
+
+        where = {k: v for k, v in (("user_id", user_id), ("agent_id", agent_id)) if v}
+        run_export(target, tracks=track, names=name, where=where, force=force, as_json=as_json)
+
+    @app.command("import")
+    def import_(
+        source: Annotated[
+            Path | None, typer.Argument(help="A folder or .json file `memu export` wrote (or any Markdown folder).")
+        ] = None,
+        from_memu: Annotated[
+            Path | None, typer.Option("--from-memu", help="A memU 0.10 SQLite store (memU's MEMU_DB) to bring over.")
+        ] = None,
+        memu_home: Annotated[
+            Path | None,
+            typer.Option("--memu-home", help="memU's folder holding hosts/<id> cursors (default: ~/.memu)."),
+        ] = None,
+        prune: Annotated[
+            bool, typer.Option("--prune", help="Forget the scope's files on the exported tracks that SOURCE lacks.")
+        ] = False,
+        user_id: Annotated[str | None, user_option] = None,
+        agent_id: Annotated[str | None, agent_option] = None,
+        as_json: Annotated[bool, JSON_OPTION] = False,
+    ) -> None:
+        """Commit an export back (all or nothing; a re-import changes nothing), or migrate a memU store."""
+        from memu_core._cli.import_cmd import run_import
+
+        where = {k: v for k, v in (("user_id", user_id), ("agent_id", agent_id)) if v}
+        if prune and from_memu is not None:
+            from memu_core.errors import UsageError
+
+            raise UsageError("--prune goes with SOURCE, not --from-memu: a migration only adds")
+        run_import(source, from_memu=from_memu, memu_home=memu_home, prune=prune, where=where, as_json=as_json)
 
 
 def _add_plugins_commands(app: typer.Typer) -> None:

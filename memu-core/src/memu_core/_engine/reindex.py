@@ -25,7 +25,7 @@ DEFAULT_BATCH_SIZE = 64
 
 @dataclass(slots=True)
 class ReindexProgress:
-    """Passed to the ``progress`` callback after every staged chunk."""
+    """Passed to the ``progress`` callback once before the first chunk, then after every staged one."""
 
     done: int
     """Rows embedded and staged so far in this run."""
@@ -58,11 +58,7 @@ class ReindexReport:
         """One human line for the CLI."""
         if self.embedded == 0 and not self.switched:
             return f"reindex: nothing to do, the store is already in {self.fingerprint.describe()}"
-        was = (
-            f" (was {self.previous.describe()})"
-            if self.previous and self.previous != self.fingerprint
-            else ""
-        )
+        was = f" (was {self.previous.describe()})" if self.previous and self.previous != self.fingerprint else ""
         if self.previous is None:
             was = " (was lexical-only)"
         return (
@@ -102,6 +98,8 @@ def reindex(
     fingerprint = embedder.fingerprint
     report = ReindexReport(fingerprint=fingerprint, previous=store.fingerprint())
     total = _count(store, fingerprint)
+    if progress is not None:
+        progress(ReindexProgress(done=0, total=total))  # the total before the first (slowest) chunk
     staged: set[tuple[str, str]] = set()
     while True:
         rows = store.texts_to_embed(fingerprint, batch_size)
@@ -141,49 +139,26 @@ def reindex(
     return report
 
 
-class _Bar:
-    """A one-line progress display on a terminal; silent when ``stream`` is not a TTY."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        isatty = getattr(stream, "isatty", None)
-        self.stream = stream
-        self.enabled = bool(isatty and isatty())
-        self.drawn = False
-
-    def __call__(self, p: ReindexProgress) -> None:
-        if not self.enabled:
-            return
-        if p.total:
-            width = 30
-            filled = min(width, int(width * p.done / p.total))
-            line = f"\rreindex [{'#' * filled}{'.' * (width - filled)}] {p.done}/{p.total}"
-        else:
-            line = f"\rreindex: {p.done} rows embedded"
-        self.stream.write(line)
-        self.stream.flush()
-        self.drawn = True
-
-    def close(self) -> None:
-        if self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def run_reindex(
-    store: MemoryStore, embedder: Embedder, out: IO[str], err: IO[str], *, batch_size: int = DEFAULT_BATCH_SIZE
+    store: MemoryStore,
+    embedder: Embedder,
+    out: IO[str],
+    err: IO[str],
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Callable[[ReindexProgress], None] | None = None,
 ) -> int:
     """The ``memu reindex`` command's body: re-embed ``store`` under ``embedder``, print one line.
 
     The caller opens both (memu's composition root, from the settings); the store is closed here
-    when the run ends. Progress goes to ``err`` as a bar when it is a terminal; the summary goes
-    to ``out``. Store problems raise :class:`~memu_core.errors.MemuError` (one line and an exit
-    code at the CLI). Returns 0.
+    when the run ends. ``progress`` is told after every staged chunk (the CLI draws a bar on a
+    terminal and writes count lines to ``err`` when piped); the summary goes to ``out``. Store
+    problems raise :class:`~memu_core.errors.MemuError` (one line and an exit code at the CLI).
+    Returns 0.
     """
-    bar = _Bar(err)
     try:
-        report = reindex(store, embedder, batch_size=batch_size, progress=bar)
+        report = reindex(store, embedder, batch_size=batch_size, progress=progress)
     finally:
-        bar.close()
         store.close()
     out.write(report.summary() + "\n")
     return 0

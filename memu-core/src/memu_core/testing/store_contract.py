@@ -197,9 +197,7 @@ class StoreContract:
         assert got.segment_texts == frozenset({"one", "two"})
 
     def test_segment_texts_with_live_fingerprint_are_embedded_texts(self, store: MemoryStore) -> None:
-        store.apply(
-            ChangeSet(files=[file_write("f", ["one", "two"], vectors=[unit(0), None])], fingerprint=FP)
-        )
+        store.apply(ChangeSet(files=[file_write("f", ["one", "two"], vectors=[unit(0), None])], fingerprint=FP))
         got = store.get_files(Scope(), [("memory", "f")])[("memory", "f")]
         assert got.segment_texts == frozenset({"one"})
 
@@ -316,9 +314,7 @@ class StoreContract:
         assert store.fingerprint() == FP
         before = store.generation()
         with pytest.raises(FingerprintMismatch) as info:
-            store.apply(
-                ChangeSet(files=[file_write("g", ["y"], vectors=[[1.0, 0.0, 0.0]])], fingerprint=FP_OTHER)
-            )
+            store.apply(ChangeSet(files=[file_write("g", ["y"], vectors=[[1.0, 0.0, 0.0]])], fingerprint=FP_OTHER))
         message = str(info.value)
         assert FP.describe() in message and FP_OTHER.describe() in message and "memu reindex" in message
         assert store.get_files(Scope(), [("memory", "g")]) == {}
@@ -439,11 +435,7 @@ class StoreContract:
     def test_lexical_text_weighs_more_than_context(self, store: MemoryStore) -> None:
         store.apply(
             ChangeSet(
-                files=[
-                    file_write(
-                        "f", ["release checklist item", "bump the version"], contexts=["", "## release"]
-                    )
-                ]
+                files=[file_write("f", ["release checklist item", "bump the version"], contexts=["", "## release"])]
             )
         )
         hits = store.search_segments_lexical("release", {}, None, 10)
@@ -513,9 +505,9 @@ class StoreContract:
         texts = [store.fetch_segments([h.id])[h.id].text for h in hits]
         assert texts == ["north", "north-east", "east"]
         assert hits[0].score == pytest.approx(1.0, abs=1e-5)
-        assert [
-            store.fetch_segments([h.id])[h.id].text for h in store.search_segments_dense(unit(0), {}, None, 1)
-        ] == ["north"]
+        assert [store.fetch_segments([h.id])[h.id].text for h in store.search_segments_dense(unit(0), {}, None, 1)] == [
+            "north"
+        ]
 
     def test_dense_without_vectors_is_empty(self, store: MemoryStore) -> None:
         store.apply(ChangeSet(files=[file_write("f", ["x"])]))
@@ -636,8 +628,14 @@ class StoreContract:
             ("segment", "two"),
         ]
         assert len(store.texts_to_embed(FP_OTHER, 2)) == 2
+        # The optional count (a reindex's progress total) agrees with what is handed out.
+        count = getattr(store, "count_texts_to_embed", None)
+        if count is not None:
+            assert (count(FP), count(FP_OTHER)) == (0, 3)
         new = {"one": [0.0, 1.0, 0.0], "two": [1.0, 0.0, 0.0], "described": [0.0, 0.0, 1.0]}
         store.store_vectors(FP_OTHER, [(k, i, new[t]) for k, i, t in todo])
+        if count is not None:
+            assert count(FP_OTHER) == 0  # staged rows are not handed out again
         # Staged, not live: searches still use the old space.
         assert store.fingerprint() == FP
         assert store.texts_to_embed(FP_OTHER, 10) == []
@@ -656,9 +654,7 @@ class StoreContract:
         assert stored.segment_texts == frozenset({"one", "two"})
 
     def test_killed_reindex_keeps_old_vectors_live(self, store: MemoryStore) -> None:
-        store.apply(
-            ChangeSet(files=[file_write("f", ["one", "two"], vectors=[unit(0), unit(1)])], fingerprint=FP)
-        )
+        store.apply(ChangeSet(files=[file_write("f", ["one", "two"], vectors=[unit(0), unit(1)])], fingerprint=FP))
         kind, sid, _ = store.texts_to_embed(FP_OTHER, 1)[0]
         store.store_vectors(FP_OTHER, [(kind, sid, [1.0, 0.0, 0.0])])
         # "killed" here: no switch. The old space still answers; resuming skips staged rows.

@@ -378,6 +378,22 @@ class SqliteStore(MemoryStore):
                 ).fetchall()
         return [(k, i, t) for k, i, t in rows]
 
+    def count_texts_to_embed(self, fingerprint: Fingerprint) -> int:
+        """How many rows :meth:`texts_to_embed` would hand out in all (the reindex's progress total)."""
+        key = c.fingerprint_key(fingerprint)
+        with self._read() as conn:
+            (segments,) = conn.execute(
+                "SELECT count(*) FROM segments s WHERE NOT EXISTS (SELECT 1 FROM vectors v "
+                "WHERE v.owner_kind = 'segment' AND v.owner_id = s.id AND v.fingerprint = ?)",
+                (key,),
+            ).fetchone()
+            (resources,) = conn.execute(
+                "SELECT count(*) FROM resources r WHERE r.description <> '' AND NOT EXISTS (SELECT 1 FROM vectors v "
+                "WHERE v.owner_kind = 'resource' AND v.owner_id = r.id AND v.fingerprint = ?)",
+                (key,),
+            ).fetchone()
+        return int(segments) + int(resources)
+
     def store_vectors(self, fingerprint: Fingerprint, rows: Sequence[tuple[str, str, list[float]]]) -> None:
         """Stage vectors under ``fingerprint`` in one transaction; vanished owners are skipped."""
         staged: dict[str, list[tuple[str, str, bytes, str]]] = {"segment": [], "resource": []}
