@@ -1,21 +1,52 @@
-"""Dense search for the sqlite store: live vectors as one float32 matrix in a faiss flat index.
+"""Dense search for the sqlite store: live vectors in a faiss index, cached per generation.
 
-The matrix is cached per (generation, owner kind, filter), so a long-lived process (the warm
+The index is cached per (generation, owner kind, filter), so a long-lived process (the warm
 server) loads it once per write rather than once per query.
+
+A search reads every live vector, so its cost is the size of the matrix. Past
+:data:`HALF_PRECISION_FROM` vectors the index holds them as float16 (half the bytes to read per
+query, and half the server's memory), and the answer is still the float32 one: the float16 pass
+only picks candidates, wide enough that no vector of the exact top ``limit`` can be missing
+(:func:`_half_error` bounds how far a float16 score can be from the float32 one), and the
+candidates are scored again from the float32 vectors in the store (see docs/adr/0030-warm-retrieve-server-path.md).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memu_core._stores._common import ScopeFilter
-from memu_core._stores.sqlite.rows import scope_sql
+from memu_core._stores.sqlite.rows import chunks, placeholders, scope_sql
 from memu_core.types import Hit
 
 _MAX_ENTRIES = 8
 """Distinct filters kept per generation (each is a full copy of the matching vectors)."""
+
+HALF_PRECISION_FROM = 20_000
+"""Vectors from which the index is float16 with exact re-scoring. Below it a float32 scan takes a
+millisecond or two and re-scoring from the store would cost more than it saves."""
+
+FIRST_WIDTH = 2
+"""The float16 pass first asks for this many times ``limit`` candidates (widened while the
+error bound says an exact top hit could lie beyond them)."""
+
+_HALF_UNIT = 2.0**-11
+"""float16's unit round-off: a stored component is off by at most this fraction of itself."""
+_SUM_SLACK = 2.0**-23
+"""Per-dimension allowance for float32 rounding in the two kernels' sums."""
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One cached index: the owner ids in index order, the faiss index, and, for a float16
+    index, the bound on how far its scores are from exact (``0.0`` for an exact index)."""
+
+    ids: list[str]
+    index: Any
+    error: float
 
 
 class DenseCache:
@@ -23,7 +54,7 @@ class DenseCache:
 
     def __init__(self) -> None:
         self._generation = -1
-        self._entries: dict[tuple[object, ...], tuple[list[str], Any]] = {}
+        self._entries: dict[tuple[object, ...], _Entry] = {}
 
     def search(
         self,
@@ -50,15 +81,84 @@ class DenseCache:
             if len(self._entries) >= _MAX_ENTRIES:
                 self._entries.pop(next(iter(self._entries)))
             self._entries[key] = entry
-        ids, index = entry
-        if not ids:
+        if not entry.ids:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
         norm = float(np.linalg.norm(query))
         if norm:
             query = query / norm
-        scores, rows = index.search(query, min(limit, len(ids)))
-        return [Hit(ids[r], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
+        if not entry.error:
+            scores, rows = entry.index.search(query, min(limit, len(entry.ids)))
+            return [Hit(entry.ids[r], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
+        return _rescore(conn, entry, kind, fp_key, dimension, query, _candidates(entry, query, limit), limit)
+
+
+def _candidates(entry: _Entry, query: Any, limit: int) -> list[int]:
+    """Index rows whose float16 score is close enough to the ``limit``-th best that their exact
+    score may still beat it: every member of the exact top ``limit`` is among them.
+
+    If the exact ``limit``-th score is ``s`` and the float16 one is ``t``, every float16 score is
+    within ``e`` (``entry.error``) of its exact score, so ``s >= t - e`` and each exact top hit has
+    a float16 score of at least ``t - 2e``. The pass widens until its last candidate is below that.
+    """
+    total = len(entry.ids)
+    want = min(limit, total)
+    width = min(total, max(want * FIRST_WIDTH, want + 32))
+    while True:
+        scores, rows = entry.index.search(query, width)
+        if width >= total or float(scores[0][width - 1]) < float(scores[0][want - 1]) - 2 * entry.error:
+            return [int(r) for r in rows[0] if r >= 0]
+        width = min(total, width * 4)
+
+
+def _rescore(
+    conn: sqlite3.Connection,
+    entry: _Entry,
+    kind: str,
+    fp_key: str,
+    dimension: int,
+    query: Any,
+    candidates: list[int],
+    limit: int,
+) -> list[Hit]:
+    """The best ``limit`` of the ``candidates`` rows by their float32 vectors in the store.
+
+    They are scored by a float32 faiss index over just those rows, added in the big index's row
+    order: the same kernel and the same tie order as a flat search of every vector, so the hits
+    and their scores are the ones the float32 index gives.
+    """
+    import faiss
+    import numpy as np
+
+    row_of = {entry.ids[r]: r for r in candidates}
+    found: list[tuple[int, str, bytes]] = []
+    for part in chunks(list(row_of)):
+        rows = conn.execute(
+            f"SELECT owner_id, vector FROM vectors WHERE owner_kind = ? AND owner_id IN ({placeholders(len(part))}) "
+            "AND fingerprint = ?",
+            [kind, *part, fp_key],
+        ).fetchall()
+        found.extend((row_of[owner], owner, blob) for owner, blob in rows)
+    if not found:  # every candidate was deleted after the index was built
+        return []
+    found.sort()
+    exact = faiss.IndexFlatIP(dimension)
+    exact.add(np.frombuffer(b"".join(f[2] for f in found), dtype=np.float32).reshape(len(found), dimension))
+    scores, rows = exact.search(query, min(limit, len(found)))
+    return [Hit(found[r][1], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
+
+
+def _half_error(matrix: Any) -> float:
+    """A bound on ``|float16 score - float32 score|`` for a unit query against ``matrix``'s rows.
+
+    Each float16 component is within a unit round-off of the float32 one, so by Cauchy-Schwarz a
+    row's score moves by at most ``2^-11 * |row|``; the summation slack covers the float16 and float32
+    kernels adding in different orders. Zero-width rows would make it 0: keep it positive.
+    """
+    import numpy as np
+
+    largest = float(np.sqrt(np.max(np.einsum("ij,ij->i", matrix, matrix))))
+    return max(largest, 1e-6) * (_HALF_UNIT + _SUM_SLACK * int(matrix.shape[1]))
 
 
 def _load(
@@ -68,7 +168,7 @@ def _load(
     dimension: int,
     flt: ScopeFilter,
     tracks: tuple[str, ...] | None,
-) -> tuple[list[str], Any]:
+) -> _Entry:
     import faiss
     import numpy as np
 
@@ -87,8 +187,15 @@ def _load(
         sql = "SELECT owner_id, vector FROM vectors NOT INDEXED WHERE owner_kind = ? AND fingerprint = ?"
     rows = conn.execute(sql, [kind, fp_key, *params]).fetchall()
     ids = [r[0] for r in rows]
-    index = faiss.IndexFlatIP(dimension)
-    if rows:
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
+    if not rows:
+        return _Entry(ids, faiss.IndexFlatIP(dimension), 0.0)
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
+    del rows
+    # float16 overflows past 65504; such vectors (never a sentence embedder's) stay float32.
+    if len(ids) < HALF_PRECISION_FROM or float(np.max(np.abs(matrix))) > 60_000.0:
+        index = faiss.IndexFlatIP(dimension)
         index.add(np.ascontiguousarray(matrix))
-    return ids, index
+        return _Entry(ids, index, 0.0)
+    half = faiss.IndexScalarQuantizer(dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+    half.add(np.ascontiguousarray(matrix))
+    return _Entry(ids, half, _half_error(matrix))
