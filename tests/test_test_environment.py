@@ -28,6 +28,7 @@ REQUIRED = [
     "memu_backend_postgres",
     "memu_backend_cloud",
     "memu_server",
+    "selenium",
 ]
 
 
