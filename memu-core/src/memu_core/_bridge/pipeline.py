@@ -137,6 +137,7 @@ def prepare(
     environ: Mapping[str, str] = os.environ,
     cwd: Path | None = None,
     abandon_unfinished: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PrepareReport:
     """Mine new session turns into slices and job files; stage the cursor; mirror the store.
 
@@ -144,7 +145,7 @@ def prepare(
     (``abandon_unfinished`` drops it). Emits ``memory_list_succeeded`` (or ``_failed``) around
     the store listing and, once the run marker is written, ``memory_update_started``.
     """
-    report = _prepare(spec, source, layout, backend, (max_jobs, budget_kb), environ, cwd, abandon_unfinished)
+    report = _prepare(spec, source, layout, backend, (max_jobs, budget_kb), environ, cwd, abandon_unfinished, progress)
     # memU's update starts where the run marker is written (or the launch says bridging run).
     if layout.run_marker.exists() or environ.get(selfskip.BRIDGING_RUN_ENV, "").strip():
         events.update_started(host=spec.id, session_env=spec.session_id_env)
@@ -160,6 +161,7 @@ def _prepare(
     environ: Mapping[str, str],
     cwd: Path | None,
     abandon_unfinished: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PrepareReport:
     max_jobs, budget = _limits(*limits)
     if not source.exists():
@@ -189,7 +191,9 @@ def _prepare(
         shutil.rmtree(stage, ignore_errors=True)
         ensure_private_dir(stage)
         try:
-            found = scan.scan(source, cursor if isinstance(cursor, dict) else {}, skip, max_jobs, stage, budget)
+            found = scan.scan(
+                source, cursor if isinstance(cursor, dict) else {}, skip, max_jobs, stage, budget, progress=progress
+            )
             # Mirror before touching this run's files: if the store is unreachable, the previous
             # run's jobs, slices and staged cursor are all still as they were.
             with events.step("memory_list", host=spec.id, session_env=spec.session_id_env) as listed:

@@ -10,6 +10,7 @@ changed session is mined within a bounded number of runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,8 @@ def scan(
     max_jobs: int,
     stage: Path,
     budget_bytes: int | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ScanResult:
     """Pick up to ``max_jobs`` sessions with new records, stage their slices and cursors.
 
@@ -87,6 +90,8 @@ def scan(
     cursor refreshed and takes no slot. Sessions listed in ``skip`` are passed over (``continue``,
     never ``break``): they are this host's own bridging runs. With ``budget_bytes`` the run also
     stops once the staged conversation slices reach that size (the first session always fits).
+    ``progress`` is told ``(sessions read, sessions this run may read)`` after each one (a backlog
+    of large sessions takes minutes).
     """
     result = ScanResult(cursor=dict(cursor))
     candidates: list[tuple[str, SessionFile]] = []
@@ -101,6 +106,9 @@ def scan(
             candidates.append((key, session))
     newest = max_jobs // 2
     order = candidates[:newest] + candidates[newest:][::-1]
+    planned = min(max_jobs, len(order))
+    if progress is not None:
+        progress(0, planned)
     done = 0
     used = 0
     full = False
@@ -116,6 +124,8 @@ def scan(
                 _unstage(stage, mined.stem)  # read past the budget: the next run mines it again
                 continue
             done += 1
+            if progress is not None:
+                progress(min(done, planned), planned)
             if mined.entry is None:
                 result.unreadable += 1
                 if mined.error:

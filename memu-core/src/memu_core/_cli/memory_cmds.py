@@ -32,7 +32,15 @@ def commit(
     from memu_core._serve.embedding import route_through_warm_server
 
     with route_through_warm_server(autostart=not overrides.apply(**local)):
-        run_commit(payload, from_dir, as_json, prune=prune)
+        if from_dir is None:
+            run_commit(payload, from_dir, as_json, prune=prune)
+            return
+        from memu_core._cli.progress import Progress, watch_embedding
+
+        # A folder may hold thousands of files: the embedding is watched (a bar, or count lines
+        # when piped) and the model load is announced; a quick commit shows nothing extra.
+        with Progress("commit", unit="texts") as progress, watch_embedding(progress):
+            run_commit(payload, from_dir, as_json, prune=prune)
 
 
 def retrieve(

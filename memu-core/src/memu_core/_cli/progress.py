@@ -175,8 +175,8 @@ class Progress:
                 if self.terminal:
                     if self._bar is None:
                         self._draw()
-                elif not self._spoke or time.monotonic() - self._last_line >= self._heartbeat:
-                    self._line(waiting=self.done == self._last_count and self._spoke)
+                elif self._heartbeat > 0 and time.monotonic() - self._last_line >= self._heartbeat:
+                    self._line(waiting=True)
 
     # -- the piped form ------------------------------------------------------------------------
     def _step(self) -> int:

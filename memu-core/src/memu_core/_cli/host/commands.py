@@ -49,18 +49,22 @@ def run_prepare(
     if not session_dir and not spec.session_dir:
         raise UsageError(f"{spec.binary} has no default session folder; pass --session-dir <folder>")
     from memu_core._bridge.backend import open_backend
+    from memu_core._cli.progress import Progress
 
     layout = _layout(spec, base_dir)
     source = spec.make_source(session_dir or None)
-    report = pipeline.prepare(
-        spec,
-        source,
-        layout,
-        open_backend,
-        max_jobs=max_jobs,
-        budget_kb=budget_kb,
-        abandon_unfinished=abandon_unfinished,
-    )
+    # A backlog of long sessions takes minutes to read: a bar (or count lines) past a second.
+    with Progress("prepare", unit="sessions") as bar:
+        report = pipeline.prepare(
+            spec,
+            source,
+            layout,
+            open_backend,
+            max_jobs=max_jobs,
+            budget_kb=budget_kb,
+            abandon_unfinished=abandon_unfinished,
+            progress=lambda done, total: bar.update(done, total),
+        )
     _refresh_instruction(spec, report)
     try:
         _print_prepare(spec, layout, report, as_json)
