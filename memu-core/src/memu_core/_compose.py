@@ -189,7 +189,12 @@ def local_engine(settings: Any = None) -> LocalEngine:
 
     s = _settings(settings)
     scope = Scope(user_id=s.user_id, agent_id=s.agent_id)
-    return LocalEngine(open_store(s), embedder_factory=embedder_factory(s), default_scope=scope)
+    return LocalEngine(
+        open_store(s),
+        embedder_factory=embedder_factory(s),
+        default_scope=scope,
+        history_keep=int(getattr(s, "history_keep", 20)),
+    )
 
 
 def open_backend(settings: Settings | None = None) -> AgenticMemoryBackend:

@@ -48,6 +48,15 @@ class StoreBusy(StoreError):
         self.retry_after = retry_after
 
 
+class ConflictError(MemuError):
+    """A file was changed by someone else since the editor read it (detected by content hash).
+
+    Nothing was written. Exit code 4, so a script can tell it from other failures.
+    """
+
+    exit_code = 4
+
+
 class FingerprintMismatch(StoreError):
     """The store's vectors come from another embedding model than the configured one."""
 

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memu_core._jsonl import MAX_LINE_CHARS, cheap_timestamp, jsonl_files, load_line, parse_object, relative_key
-from memu_core.errors import TranscriptReadError
+from memu_core.errors import TranscriptReadError, Unsupported
 from memu_core.types import (
     ChangeSet,
     Event,
+    FileVersion,
     Fingerprint,
+    HistoryNote,
     Hit,
     RecallFile,
     Record,
@@ -28,6 +30,7 @@ from memu_core.types import (
     SelfSessions,
     SessionFile,
     StoredFile,
+    StoreStats,
     TranscriptRead,
     Where,
 )
@@ -117,8 +120,30 @@ class MemoryStore(ABC):
         """
 
     @abstractmethod
-    def delete_file(self, scope: Scope, track: str, name: str) -> RecallFile | None:
-        """Delete a file and its segments; return what was deleted, ``None`` if absent."""
+    def delete_file(self, scope: Scope, track: str, name: str, *, note: HistoryNote | None = None) -> RecallFile | None:
+        """Delete a file and its segments; return what was deleted, ``None`` if absent.
+
+        A store that keeps history and gets a ``note`` with ``keep > 0`` keeps the file as a past
+        version and adds a ``forget`` tombstone (see :meth:`file_history`); others ignore it.
+        """
+
+    # -- history (docs/adr/0023-file-history.md) --------------------------------------------
+    def file_history(self, scope: Scope, track: str, name: str) -> list[FileVersion]:
+        """Every kept version of ``track/name`` in ``scope``, newest first; the stored file, if
+        any, first (``current=True``). A store without history raises ``Unsupported``."""
+        raise Unsupported(f"the {self.name} store keeps no file history; use the sqlite or postgres store")
+
+    def file_version(self, scope: Scope, track: str, name: str, version: int) -> FileVersion | None:
+        """Version ``version`` of ``track/name`` (``None`` when never kept or pruned)."""
+        raise Unsupported(f"the {self.name} store keeps no file history; use the sqlite or postgres store")
+
+    def recent_versions(self, where: Where, limit: int) -> list[FileVersion]:
+        """The newest ``limit`` versions across every file matching ``where``, newest first."""
+        raise Unsupported(f"the {self.name} store keeps no file history; use the sqlite or postgres store")
+
+    def stats(self, where: Where) -> StoreStats:
+        """File, segment, vector and version counts and the size on disk, for ``memu stats``."""
+        raise Unsupported(f"the {self.name} store cannot report statistics")
 
     # -- listing and search ---------------------------------------------------------------
     @abstractmethod

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from memu_core._engine.history import HistoryOps
     from memu_core.interfaces import AgenticMemoryBackend
+    from memu_core.types import FileVersion
 
 __all__ = [
     "CommitResult",
@@ -274,6 +276,92 @@ class Memory:
         result = self.backend.forget(name, track=track, user=_where(user_id, agent_id) or None)
         gone = result.get("forgotten") or []
         return RecallFileRecord.from_json(gone[0]) if gone else None
+
+    # -- history (docs/adr/0023-file-history.md) -------------------------------------------------
+    def history(
+        self, name: str, track: str | None = None, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[FileVersion]:
+        """Every kept version of a file, newest first (the stored one first); ``[]`` when none.
+
+        ``track`` ``None`` looks among memory and skill files. Needs the local engine (a
+        ``cloud`` backend raises :class:`memu_core.errors.Unsupported`).
+        """
+        return self._history().history(name, track, user=_where(user_id, agent_id) or None)
+
+    def version(
+        self,
+        name: str,
+        version: int,
+        track: str | None = None,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> FileVersion:
+        """One version of a file; :class:`memu_core.errors.UsageError` naming the kept ones if absent."""
+        return self._history().version(name, version, track, user=_where(user_id, agent_id) or None)
+
+    def restore(
+        self,
+        name: str,
+        version: int,
+        track: str | None = None,
+        *,
+        actor: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> FileVersion:
+        """Store version ``version``'s content again (a new ``restore`` version); returns it."""
+        return self._history().restore(name, version, track, user=_where(user_id, agent_id) or None, actor=actor)
+
+    def undo_forget(
+        self,
+        name: str,
+        track: str | None = None,
+        *,
+        actor: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> FileVersion:
+        """Bring back a forgotten file from its tombstone; returns the restored version."""
+        return self._history().undo_forget(name, track, user=_where(user_id, agent_id) or None, actor=actor)
+
+    def edit(
+        self,
+        name: str,
+        content: str,
+        *,
+        base_hash: str | None,
+        description: str = "",
+        track: str = "memory",
+        actor: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> FileVersion:
+        """Store an edit made from the version whose hash is ``base_hash`` (``None``: a new file).
+
+        If the stored file's hash differs (someone else wrote it meanwhile),
+        :class:`memu_core.errors.ConflictError` is raised and nothing is written.
+        """
+        return self._history().edit(
+            name,
+            content,
+            description=description,
+            track=track,
+            base_hash=base_hash,
+            user=_where(user_id, agent_id) or None,
+            actor=actor,
+        )
+
+    def _history(self) -> HistoryOps:
+        from memu_core._engine.history import HistoryOps
+        from memu_core.errors import Unsupported
+
+        if not isinstance(self.backend, HistoryOps):
+            raise Unsupported(
+                f"file history needs the local engine, but the {self.backend.name!r} backend is configured; "
+                "set MEMU_MEMORY_MODE=local (a memu-server keeps history on its own store)"
+            )
+        return self.backend
 
     def close(self) -> None:
         """Release the store (or the HTTP client in cloud mode)."""

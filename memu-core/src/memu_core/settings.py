@@ -53,6 +53,7 @@ _FIXES: dict[str, str] = {
     "serve_autostart": "set MEMU_SERVE_AUTOSTART to 1 or 0",
     "telemetry": "set MEMU_TELEMETRY to 1 (on) or 0 (off)",
     "debug": "set MEMU_DEBUG to 1 or unset it",
+    "history_keep": "set MEMU_HISTORY_KEEP to a whole number of versions (0 turns history off)",
 }
 _SECRET_FIELDS = frozenset({"api_key", "cloud_api_key"})
 
@@ -147,6 +148,7 @@ class Settings(BaseSettings):
     telemetry: bool = Field(default=False, description="Opt-in telemetry; empty or 0 means off.")
     user_id: str = Field(default="default", description="Default scope user.")
     agent_id: str = Field(default="default", description="Default scope agent.")
+    history_keep: int = Field(default=20, ge=0, description="Past versions kept per recall file; 0 turns history off.")
     serve_autostart: bool = Field(default=True, description="Start `memu serve` on demand.")
     serve_idle: float = Field(default=1800.0, ge=0, description="Seconds before an idle server exits.")
     debug: bool = Field(default=False, description="Tracebacks instead of one-line errors (env only).")

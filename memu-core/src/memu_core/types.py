@@ -166,6 +166,95 @@ class ResourceWrite:
     vector: list[float] | None = None
 
 
+HistoryAction = Literal["commit", "edit", "forget", "restore", "import"]
+"""What made a version of a recall file (see :class:`FileVersion`)."""
+
+HISTORY_ACTIONS: tuple[str, ...] = ("commit", "edit", "forget", "restore", "import")
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryNote:
+    """Who writes a change and how much history the store keeps (docs/adr/0023-file-history.md).
+
+    The store stamps ``action`` and ``actor`` on the version it writes; before it overwrites or
+    forgets a file it keeps the file's previous version, then drops all but the newest ``keep``
+    past versions of that file. ``keep`` 0 keeps none (history off).
+    """
+
+    action: HistoryAction = "commit"
+    actor: str = ""
+    """``claude-code run 20261203T2210Z-4f2a``, ``memu edit``, ``memu import``…"""
+    keep: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class FileVersion:
+    """One version of a recall file: the current one, a past one, or a forget's tombstone.
+
+    Versions are numbered per (scope, track, name) from 1 and never reused, across forgets and
+    re-creations. A tombstone (``action == "forget"``) holds the content that was forgotten, so
+    a forget can be undone even when it is the only version left.
+    """
+
+    version: int
+    scope: Scope
+    track: str
+    name: str
+    action: str
+    actor: str
+    created_at: _dt.datetime
+    """When this version was written."""
+    description: str
+    content: str
+    hash: str
+    current: bool = False
+    """True for the version the store holds now (the newest, unless the file was forgotten)."""
+
+    @property
+    def size(self) -> int:
+        """The content's length in UTF-8 bytes."""
+        return len(self.content.encode("utf-8"))
+
+    @property
+    def deleted(self) -> bool:
+        """True for a forget's tombstone: the file did not exist after this version."""
+        return self.action == "forget"
+
+    def to_json(self) -> dict[str, object]:
+        """The version as JSON: what ``memu history --json`` and ``memu show --json`` print."""
+        return {
+            "version": self.version,
+            "name": self.name,
+            "track": self.track,
+            "action": self.action,
+            "actor": self.actor,
+            "created_at": self.created_at.isoformat(),
+            "description": self.description,
+            "content": self.content,
+            "hash": self.hash,
+            "size": self.size,
+            "current": self.current,
+            **self.scope.as_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """What a store holds, for ``memu stats`` (within one scope filter)."""
+
+    files: list[tuple[str, str, int]]
+    """``(track, actor, count)``: files by track and by who wrote their current version."""
+    segments: int
+    vectors: int
+    """Segment vectors under the live fingerprint."""
+    resources: int
+    versions: int
+    """Past versions kept (history)."""
+    size_bytes: int | None
+    """The store's size on disk (``None`` when the store cannot tell)."""
+    fingerprint: Fingerprint | None
+
+
 @dataclass(slots=True)
 class ChangeSet:
     """Everything one commit writes. A store applies it all or nothing."""
@@ -174,6 +263,8 @@ class ChangeSet:
     resources: list[ResourceWrite] = field(default_factory=list)
     fingerprint: Fingerprint | None = None
     """Set when the change carries vectors: the store records it, or refuses a different one."""
+    note: HistoryNote | None = None
+    """Who writes it and how much history to keep; ``None`` records no history."""
 
 
 @dataclass(slots=True)

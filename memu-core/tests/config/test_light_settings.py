@@ -18,6 +18,8 @@ CASES = [
     ({"MEMU_EMBED_PROVIDER": ""}, "MEMU_EMBED_PROVIDER=openai\nMEMU_EMBED_MODEL=text-embedding-3-small\n"),
     ({"MEMU_DB": "postgresql://u:pw@h/db"}, "export MEMU_LLM_PROVIDER='jina'\n"),
     ({"MEMU_MEMORY_MODE": "LOCAL"}, "MEMU_DB=sqlite:///tmp/a.db\n"),
+    ({"MEMU_HISTORY_KEEP": "5"}, "MEMU_HISTORY_KEEP=0\n"),
+    ({}, "MEMU_HISTORY_KEEP=0\n"),
 ]
 
 

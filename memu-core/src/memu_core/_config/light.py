@@ -26,6 +26,7 @@ class LightSettings:
     embed_model: str | None
     user_id: str
     agent_id: str
+    history_keep: int
 
 
 def light_settings() -> LightSettings | None:
@@ -34,6 +35,9 @@ def light_settings() -> LightSettings | None:
     mode = (resolve.lookup("MEMU_MEMORY_MODE") or "local").strip().lower()
     if mode != "local":
         return None
+    keep = (resolve.lookup("MEMU_HISTORY_KEEP") or "20").strip() or "20"
+    if not keep.isdigit():
+        return None  # the full model says what is wrong with it
     return LightSettings(
         db=normalise_db(resolve.lookup("MEMU_DB") or ""),
         memory_mode=mode,
@@ -42,6 +46,7 @@ def light_settings() -> LightSettings | None:
         embed_model=_optional("MEMU_EMBED_MODEL"),
         user_id=(resolve.lookup("MEMU_USER_ID") or "default").strip() or "default",
         agent_id=(resolve.lookup("MEMU_AGENT_ID") or "default").strip() or "default",
+        history_keep=int(keep),
     )
 
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from memu_core._engine.actor import current_actor
 from memu_core._engine.cursor import decode_cursor, encode_cursor
 from memu_core._engine.explain import Explainer
 from memu_core._engine.fusion import fuse
+from memu_core._engine.history import DEFAULT_KEEP, HistoryOps
 from memu_core._engine.inputs import (
     FileInput,
     ResourceInput,
@@ -28,13 +30,22 @@ from memu_core._engine.inputs import (
 from memu_core._engine.rerank import FILE_PRIOR_WEIGHT, PHRASE_WEIGHT, lift_by_file, phrase_ranking
 from memu_core._engine.segments import segment_file
 from memu_core._log import get_logger
-from memu_core.errors import EmbeddingError, FingerprintMismatch, StoreError, UsageError, WriteConflict
+from memu_core.errors import (
+    ConflictError,
+    EmbeddingError,
+    FingerprintMismatch,
+    StoreError,
+    UsageError,
+    WriteConflict,
+)
 from memu_core.interfaces import AgenticMemoryBackend, Embedder, MemoryStore
 from memu_core.text import expand_query, query_phrases
 from memu_core.types import (
     ChangeSet,
     FileWrite,
     Fingerprint,
+    HistoryAction,
+    HistoryNote,
     Hit,
     Resource,
     ResourceWrite,
@@ -71,8 +82,11 @@ log = get_logger("memu.engine")
 EmbedderFactory = Callable[[], Embedder | None]
 
 
-class LocalEngine(AgenticMemoryBackend):
-    """The ``local`` backend: memu's engine over a local store and an optional embedder."""
+class LocalEngine(HistoryOps, AgenticMemoryBackend):
+    """The ``local`` backend: memu's engine over a local store and an optional embedder.
+
+    Besides memU's operations it reads and rewinds file history (:class:`HistoryOps`).
+    """
 
     name: ClassVar[str] = "local"
 
@@ -83,8 +97,11 @@ class LocalEngine(AgenticMemoryBackend):
         embedder: Embedder | None = None,
         embedder_factory: EmbedderFactory | None = None,
         default_scope: Scope | None = None,
+        history_keep: int = DEFAULT_KEEP,
     ) -> None:
         self.store = store
+        self.history_keep = max(0, int(history_keep))
+        """Past versions kept per file (``MEMU_HISTORY_KEEP``); 0 keeps none."""
         self._embedder = embedder
         self._factory = embedder_factory if embedder is None else None
         self.default_scope = default_scope or Scope()
@@ -147,8 +164,17 @@ class LocalEngine(AgenticMemoryBackend):
         recall_files: Sequence[Mapping[str, Any]] | None = None,
         resource: Sequence[Mapping[str, Any]] | None = None,
         user: Mapping[str, Any] | None = None,
+        action: HistoryAction = "commit",
+        actor: str | None = None,
+        expect_hashes: Mapping[tuple[str, str], str | None] | None = None,
     ) -> dict[str, Any]:
-        """Store files and resources in one transaction; unchanged ones cost nothing."""
+        """Store files and resources in one transaction; unchanged ones cost nothing.
+
+        ``action`` and ``actor`` (default: the context's, see :mod:`memu_core._engine.actor`)
+        stamp the versions written. ``expect_hashes`` maps ``(track, name)`` to the content hash
+        a caller read (``None``: the file must not exist); a file stored with another hash
+        raises :class:`ConflictError` and nothing is written.
+        """
         files = parse_files(recall_files)
         resources = parse_resources(resource)
         scope = parse_scope(user, self.default_scope)
@@ -172,12 +198,15 @@ class LocalEngine(AgenticMemoryBackend):
         vectors: dict[str, list[float]] = {}
         for _attempt in range(COMMIT_ATTEMPTS):
             stored_files = self.store.get_files(scope, [f.key for f in files])
+            if expect_hashes:
+                _check_hashes(stored_files, expect_hashes)
             stored_resources = self.store.get_resources(scope, [r.path for r in resources])
             file_plans = (self._plan_file(scope, f, stored_files.get(f.key)) for f in files)
             resource_plans = (self._plan_resource(scope, r, stored_resources.get(r.path)) for r in resources)
             changes = ChangeSet(
                 files=[plan for plan in file_plans if plan is not None],
                 resources=[plan for plan in resource_plans if plan is not None],
+                note=HistoryNote(action, actor or current_actor(), self.history_keep),
             )
             if embedder is not None:
                 missing = self._missing_texts(changes, stored_files, vectors)
@@ -292,11 +321,21 @@ class LocalEngine(AgenticMemoryBackend):
             "next_cursor": encode_cursor(next_key) if next_key else None,
         }
 
-    def forget(self, name: str, *, track: str = "memory", user: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Delete one file (and its segments and vectors)."""
+    def forget(
+        self,
+        name: str,
+        *,
+        track: str = "memory",
+        user: Mapping[str, Any] | None = None,
+        actor: str | None = None,
+    ) -> dict[str, Any]:
+        """Delete one file (and its segments and vectors), keeping a tombstone version to undo it."""
         if not isinstance(name, str) or not name.strip():
             raise UsageError("forget needs the name of a recall file")
-        deleted = self.store.delete_file(parse_scope(user, self.default_scope), track or "memory", name.strip())
+        note = HistoryNote("forget", actor or current_actor(), self.history_keep)
+        deleted = self.store.delete_file(
+            parse_scope(user, self.default_scope), track or "memory", name.strip(), note=note
+        )
         return {"forgotten": [deleted.to_json()] if deleted else []}
 
     # -- retrieve ---------------------------------------------------------------------------
@@ -468,3 +507,22 @@ def _explainer(
     if by_phrase:
         named.append(("phrase", by_phrase, PHRASE_WEIGHT))
     return Explainer(query, named)
+
+
+def _check_hashes(stored: Mapping[tuple[str, str], StoredFile], expect: Mapping[tuple[str, str], str | None]) -> None:
+    """Refuse a write when a file moved away from the hash its editor started from."""
+    for (track, name), wanted in expect.items():
+        found = stored.get((track, name))
+        have = found.file.content_hash if found is not None else None
+        if have == wanted:
+            continue
+        if found is None:
+            now = "it was forgotten since"
+        elif wanted is None:
+            now = f"it was created meanwhile (version {found.file.revision})"
+        else:
+            now = f"it changed meanwhile (now version {found.file.revision})"
+        raise ConflictError(
+            f"{track}/{name}: {now} by someone else; nothing was written. See `memu history {name}"
+            f"{' --track ' + track if track != 'memory' else ''}`, then edit the stored version again"
+        )

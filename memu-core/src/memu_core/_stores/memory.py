@@ -21,6 +21,7 @@ from memu_core.types import (
     ChangeSet,
     FileWrite,
     Fingerprint,
+    HistoryNote,
     Hit,
     RecallFile,
     Resource,
@@ -201,8 +202,8 @@ class InMemoryStore(MemoryStore):
         self._vectors.pop(("segment", sid), None)
         self._seg_index.remove(sid)
 
-    def delete_file(self, scope: Scope, track: str, name: str) -> RecallFile | None:
-        """Delete a file with its segments and their vectors."""
+    def delete_file(self, scope: Scope, track: str, name: str, *, note: HistoryNote | None = None) -> RecallFile | None:
+        """Delete a file with its segments and their vectors (this store keeps no history)."""
         with self._lock:
             file_id = self._file_keys.pop((scope, track, name), None)
             if file_id is None:
@@ -237,14 +238,10 @@ class InMemoryStore(MemoryStore):
         flt = c.check_where(where)
         wanted = c.check_tracks(tracks)
         return [
-            s.id
-            for s in self._segments.values()
-            if _in_scope(s.scope, flt) and (wanted is None or s.track in wanted)
+            s.id for s in self._segments.values() if _in_scope(s.scope, flt) and (wanted is None or s.track in wanted)
         ]
 
-    def search_segments_lexical(
-        self, query: str, where: Where, tracks: Sequence[str] | None, limit: int
-    ) -> list[Hit]:
+    def search_segments_lexical(self, query: str, where: Where, tracks: Sequence[str] | None, limit: int) -> list[Hit]:
         """BM25 over the normalised words of each segment's text (weight 1) and context (0.4)."""
         terms = query_terms(query)
         with self._lock:
@@ -341,8 +338,7 @@ class InMemoryStore(MemoryStore):
                 raise UsageError(f"vector owner kind must be 'segment' or 'resource', got {kind!r}")
             if len(vec) != fingerprint.dimension:
                 raise UsageError(
-                    f"a vector has {len(vec)} dimensions but {fingerprint.describe()} says "
-                    f"{fingerprint.dimension}"
+                    f"a vector has {len(vec)} dimensions but {fingerprint.describe()} says {fingerprint.dimension}"
                 )
         key = c.fingerprint_key(fingerprint)
         with self._lock:

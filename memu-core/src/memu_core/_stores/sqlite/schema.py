@@ -36,6 +36,8 @@ files = Table(
     Column("revision", Integer, nullable=False),
     Column("created_at", Text, nullable=False),
     Column("updated_at", Text, nullable=False),
+    Column("action", Text, nullable=False, server_default="commit"),
+    Column("actor", Text, nullable=False, server_default="before history"),
     UniqueConstraint("user_id", "agent_id", "track", "name", name="uq_files_scope_track_name"),
 )
 Index("ix_files_paging", files.c.track, files.c.name, files.c.id)
@@ -82,6 +84,26 @@ vectors = Table(
     PrimaryKeyConstraint("owner_kind", "owner_id", "fingerprint", name="pk_vectors"),
 )
 Index("ix_vectors_fingerprint", vectors.c.fingerprint, vectors.c.owner_kind)
+
+# Past versions of recall files (docs/adr/0023-file-history.md); the current one stays in ``files``.
+file_versions = Table(
+    "file_versions",
+    metadata,
+    Column("seq", Integer, primary_key=True),
+    Column("user_id", Text, nullable=False),
+    Column("agent_id", Text, nullable=False),
+    Column("track", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("action", Text, nullable=False),
+    Column("actor", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("description", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("content_hash", Text, nullable=False),
+    UniqueConstraint("user_id", "agent_id", "track", "name", "version", name="uq_file_versions_key"),
+)
+Index("ix_file_versions_created", file_versions.c.created_at)
 
 meta = Table(
     "meta",

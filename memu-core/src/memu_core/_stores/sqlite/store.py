@@ -6,6 +6,7 @@ and its budget is a few hundred milliseconds (see ``docs/adr/0002-sqlite-store.m
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -13,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
 from memu_core._stores import _common as c
-from memu_core._stores.sqlite import connection, lexical, writes
+from memu_core._stores.sqlite import connection, history, lexical, writes
 from memu_core._stores.sqlite.dense import DenseCache
 from memu_core._stores.sqlite.rows import (
     FILE_COLS,
@@ -33,13 +34,16 @@ from memu_core.interfaces import MemoryStore
 from memu_core.text import lexical_terms, query_terms
 from memu_core.types import (
     ChangeSet,
+    FileVersion,
     Fingerprint,
+    HistoryNote,
     Hit,
     RecallFile,
     Resource,
     Scope,
     Segment,
     StoredFile,
+    StoreStats,
     Where,
 )
 
@@ -192,20 +196,73 @@ class SqliteStore(MemoryStore):
         with self._write() as conn:
             writes.apply_changes(conn, changes)
 
-    def delete_file(self, scope: Scope, track: str, name: str) -> RecallFile | None:
-        """Delete a file; its segments, their FTS rows and vectors go by cascade and trigger."""
+    def delete_file(self, scope: Scope, track: str, name: str, *, note: HistoryNote | None = None) -> RecallFile | None:
+        """Delete a file; its segments, their FTS rows and vectors go by cascade and trigger.
+
+        With a ``note`` keeping history, the file is kept as a past version and a tombstone."""
+        key = (scope.user_id, scope.agent_id, track, name)
         try:
             with self._write() as conn:
                 row = conn.execute(
                     f"SELECT {FILE_COLS} FROM files WHERE user_id = ? AND agent_id = ? AND track = ? AND name = ?",
-                    (scope.user_id, scope.agent_id, track, name),
+                    key,
                 ).fetchone()
                 if row is None:
                     raise _Nothing
+                if note is not None and note.keep > 0:
+                    history.tombstone(conn, row[0], key, note)
                 conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
         except _Nothing:
             return None
         return file_from_row(row)
+
+    # -- history --------------------------------------------------------------------------
+    def file_history(self, scope: Scope, track: str, name: str) -> list[FileVersion]:
+        """Every kept version of ``track/name`` in ``scope``, newest first (the stored file first)."""
+        with self._read() as conn:
+            return history.history(conn, scope, track, name)
+
+    def file_version(self, scope: Scope, track: str, name: str, version: int) -> FileVersion | None:
+        """One version of ``track/name``, or ``None`` when it was never kept or was pruned."""
+        with self._read() as conn:
+            return history.one_version(conn, scope, track, name, version)
+
+    def recent_versions(self, where: Where, limit: int) -> list[FileVersion]:
+        """The newest ``limit`` versions across every file in ``where``, newest first."""
+        c.check_limit(limit)
+        cond, params = scope_sql(c.check_where(where))
+        with self._read() as conn:
+            return history.recent(conn, cond, params, limit)
+
+    def stats(self, where: Where) -> StoreStats:
+        """Counts for ``memu stats``: files per track and actor, segments, vectors, versions, bytes."""
+        cond, params = scope_sql(c.check_where(where))
+        with self._read() as conn:
+            live = writes.read_live(conn)
+            files = conn.execute(
+                f"SELECT track, actor, count(*) FROM files WHERE 1{cond} GROUP BY track, actor ORDER BY track, actor",
+                params,
+            ).fetchall()
+            segments = conn.execute(f"SELECT count(*) FROM segments WHERE 1{cond}", params).fetchone()[0]
+            vectors = 0
+            if live is not None:
+                vectors = conn.execute(
+                    "SELECT count(*) FROM vectors v JOIN segments s ON v.owner_kind = 'segment' AND v.owner_id = s.id "
+                    f"WHERE v.fingerprint = ?{scope_sql(c.check_where(where), 's')[0]}",
+                    (c.fingerprint_key(live), *params),
+                ).fetchone()[0]
+            versions = conn.execute(f"SELECT count(*) FROM file_versions WHERE 1{cond}", params).fetchone()[0]
+            resources = conn.execute(f"SELECT count(*) FROM resources WHERE 1{cond}", params).fetchone()[0]
+        size = sum(os.path.getsize(p) for p in (self._path, self._path + "-wal") if os.path.exists(p))
+        return StoreStats(
+            files=[(t, a, int(n)) for t, a, n in files],
+            segments=int(segments),
+            vectors=int(vectors),
+            resources=int(resources),
+            versions=int(versions),
+            size_bytes=size,
+            fingerprint=live,
+        )
 
     # -- listing and search ---------------------------------------------------------------
     def list_files(

@@ -9,10 +9,11 @@ from __future__ import annotations
 import sqlite3
 
 from memu_core._stores import _common as c
+from memu_core._stores.sqlite import history
 from memu_core._stores.sqlite.lexical import EVERY_ROW
 from memu_core._stores.sqlite.rows import stamp, vector_blob
 from memu_core.text import index_text
-from memu_core.types import ChangeSet, FileWrite, Fingerprint, ResourceWrite, utcnow
+from memu_core.types import ChangeSet, FileWrite, Fingerprint, HistoryNote, ResourceWrite, utcnow
 
 
 def read_live(conn: sqlite3.Connection) -> Fingerprint | None:
@@ -44,7 +45,7 @@ def apply_changes(conn: sqlite3.Connection, changes: ChangeSet) -> None:
     for rw in changes.resources:
         _write_resource(conn, rw, fp_key)
     for fw in changes.files:
-        _write_file(conn, fw, fp_key)
+        _write_file(conn, fw, fp_key, changes.note)
 
 
 def _write_resource(conn: sqlite3.Connection, rw: ResourceWrite, fp_key: str) -> None:
@@ -85,38 +86,63 @@ def _write_resource(conn: sqlite3.Connection, rw: ResourceWrite, fp_key: str) ->
         )
 
 
-def _upsert_file(conn: sqlite3.Connection, fw: FileWrite) -> str:
-    """Check the planned revision and write the file row; return its id."""
+def _upsert_file(conn: sqlite3.Connection, fw: FileWrite, note: HistoryNote | None) -> str:
+    """Check the planned revision, keep the previous version, write the file row; return its id."""
     now = stamp(utcnow())
-    scope = (fw.scope.user_id, fw.scope.agent_id)
+    key = (fw.scope.user_id, fw.scope.agent_id, fw.track, fw.name)
+    action, actor = (note.action, note.actor) if note is not None else ("commit", "")
     row = conn.execute(
         "SELECT id, revision, description, content, updated_at FROM files "
         "WHERE user_id = ? AND agent_id = ? AND track = ? AND name = ?",
-        (*scope, fw.track, fw.name),
+        key,
     ).fetchone()
     actual = None if row is None else int(row[1])
     if actual != fw.expected_revision:
         raise c.conflict(fw.track, fw.name, fw.expected_revision, actual)
     if row is None:
         file_id = c.new_id()
+        # A name forgotten earlier comes back numbered after its tombstone: versions never repeat.
         conn.execute(
             "INSERT INTO files (id, user_id, agent_id, track, name, description, content, "
-            "content_hash, revision, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-            (file_id, *scope, fw.track, fw.name, fw.description, fw.content, fw.content_hash, now, now),
+            "content_hash, revision, created_at, updated_at, action, actor) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                file_id,
+                *key,
+                fw.description,
+                fw.content,
+                fw.content_hash,
+                history.next_version(conn, key),
+                now,
+                now,
+                action,
+                actor,
+            ),
         )
         return file_id
     file_id, revision, description, content, updated_at = row
     changed = (description, content) != (fw.description, fw.content)
+    if note is not None and note.keep > 0:
+        history.keep_previous(conn, file_id, key, note)
     conn.execute(
         "UPDATE files SET description = ?, content = ?, content_hash = ?, revision = ?, "
-        "updated_at = ? WHERE id = ?",
-        (fw.description, fw.content, fw.content_hash, revision + 1, now if changed else updated_at, file_id),
+        "updated_at = ?, action = ?, actor = ? WHERE id = ?",
+        (
+            fw.description,
+            fw.content,
+            fw.content_hash,
+            revision + 1,
+            now if changed else updated_at,
+            action,
+            actor,
+            file_id,
+        ),
     )
     return str(file_id)
 
 
-def _write_file(conn: sqlite3.Connection, fw: FileWrite, fp_key: str) -> None:
-    file_id = _upsert_file(conn, fw)
+def _write_file(conn: sqlite3.Connection, fw: FileWrite, fp_key: str, note: HistoryNote | None) -> None:
+    file_id = _upsert_file(conn, fw, note)
     # Reconcile segments by text: a text that survives keeps its row, its id and its vectors.
     spare: dict[str, list[tuple[int, str, str]]] = {}
     for seq, sid, text, context in conn.execute(
@@ -169,7 +195,6 @@ def _write_file(conn: sqlite3.Connection, fw: FileWrite, fp_key: str) -> None:
         fts_inserts,
     )
     conn.executemany(
-        "INSERT OR REPLACE INTO vectors (owner_kind, owner_id, fingerprint, vector) "
-        "VALUES ('segment', ?, ?, ?)",
+        "INSERT OR REPLACE INTO vectors (owner_kind, owner_id, fingerprint, vector) VALUES ('segment', ?, ?, ?)",
         vectors,
     )

@@ -1,0 +1,37 @@
+"""Who is writing: the actor a recall file's new version is stamped with.
+
+The shell sets it once per command (``memu edit``, ``memu-codex commit``); a bridging commit
+narrows it to its run (``codex run 20261203T221000Z-…``). A library caller that sets nothing
+writes as ``python``. A context variable, so a server thread's actor never leaks to another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+DEFAULT_ACTOR = "python"
+"""The actor of a write nobody named (memu used as a library)."""
+
+_actor: ContextVar[str] = ContextVar("memu_actor", default=DEFAULT_ACTOR)
+
+
+def current_actor() -> str:
+    """The actor writes in this context are stamped with."""
+    return _actor.get()
+
+
+def set_actor(actor: str) -> None:
+    """Make ``actor`` the actor of this context from now on (the shell, once per command)."""
+    _actor.set(" ".join(actor.split()) or DEFAULT_ACTOR)
+
+
+@contextlib.contextmanager
+def acting_as(actor: str) -> Iterator[None]:
+    """Stamp the writes inside the block with ``actor``; the previous actor comes back after."""
+    token = _actor.set(" ".join(actor.split()) or DEFAULT_ACTOR)
+    try:
+        yield
+    finally:
+        _actor.reset(token)
