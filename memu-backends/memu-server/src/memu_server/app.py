@@ -89,6 +89,8 @@ def create_app(
         description="memU's v4 memory API, self-hosted over a local memu store.",
         redirect_slashes=False,  # memU's service answers 404 for /api/v4/memory/, not a redirect
     )
+    if keys is not None:
+        _mount_ui(app, backend, keys)
     bearer = HTTPBearer(auto_error=False, description="An API key from `memu-server keys create`.")
 
     def caller(
@@ -198,3 +200,16 @@ def _add_event_routes(app: FastAPI, log: EventLog, caller: Any) -> None:
     def stats(scope: caller) -> dict[str, Any]:
         """Counts per day and event name, newest day first."""
         return {"days": log.stats()}
+
+
+def _mount_ui(app: FastAPI, backend: Any, keys: KeyStore) -> None:
+    """``memu ui``'s page under ``/ui`` on the TCP face, signing in with an API key (the socket
+    face has no browser to serve). A backend that is not the local engine has no page."""
+    from memu_core.errors import UsageError
+    from memu_server.ui import MOUNT, ui_for
+
+    try:
+        page = ui_for(backend, keys)
+    except UsageError:
+        return
+    app.mount(MOUNT, page)

@@ -123,6 +123,12 @@ class UiApp:
             status, body, headers = self._answer(request)
         except Answer as answer:
             status, body, headers = answer.status, answer.body, answer.headers
+        except ConflictError as exc:
+            status, body, headers = "409 Conflict", f"not changed: {exc}", []
+        except UsageError as exc:  # a bad name, version or scope in the address: one line, the fix
+            status, body, headers = "400 Bad Request", f"error: {exc}", []
+        except MemuError as exc:
+            status, body, headers = "500 Internal Server Error", f"error: {exc}", []
         if not any(k == "Content-Type" for k, _ in headers):
             headers.append(
                 (
@@ -173,7 +179,7 @@ class UiApp:
         key, _session = opened
         rest = {k: v for k, v in request.query.items() if k != TOKEN_PARAM}
         target = f"{request.base}/{request.path}" + (f"?{urlencode(rest)}" if rest else "")
-        cookie = self.gate.cookie_header(key, request.base or "/")
+        cookie = self.gate.cookie_header(key, request.base or "/", secure=request.origin.startswith("https://"))
         return "303 See Other", "signed in", [("Location", target), ("Set-Cookie", cookie)]
 
     @staticmethod

@@ -79,9 +79,8 @@ def token_checker(token: str) -> Authenticate:
 class Gate:
     """Sessions of one running page, and the rules that let a request in."""
 
-    def __init__(self, authenticate: Authenticate, *, secure: bool = False) -> None:
+    def __init__(self, authenticate: Authenticate) -> None:
         self._authenticate = authenticate
-        self._secure = secure
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
@@ -109,10 +108,11 @@ class Gate:
             )
         return found
 
-    def cookie_header(self, key: str, path: str) -> str:
-        """The ``Set-Cookie`` value for a new session."""
+    @staticmethod
+    def cookie_header(key: str, path: str, *, secure: bool) -> str:
+        """The ``Set-Cookie`` value for a new session (``secure``: the page is served over HTTPS)."""
         flags = f"; Path={path}; HttpOnly; SameSite=Strict"
-        return f"{COOKIE}={key}{flags}{'; Secure' if self._secure else ''}"
+        return f"{COOKIE}={key}{flags}{'; Secure' if secure else ''}"
 
     @staticmethod
     def check_write(session: Session, form: Mapping[str, str], headers: Mapping[str, str], origin: str) -> None:
