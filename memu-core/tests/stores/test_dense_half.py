@@ -68,6 +68,7 @@ def half(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     import faiss
 
     monkeypatch.setattr(dense, "HALF_PRECISION_FROM", 100)
+    monkeypatch.setattr(dense, "LOAD_ROWS", 64)  # the switch to float16 happens mid-load
     # One thread, as in the warm server (memu_core._compose.single_threaded_math): OpenMP's
     # spinning threads make each search here tens of times slower on a busy machine.
     threads = faiss.omp_get_max_threads()
@@ -150,4 +151,19 @@ def test_small_index_stays_float32(tmp_path: Path) -> None:
     store.search_segments_dense([1.0] + [0.0] * (DIM - 1), {}, None, 5)
     (entry,) = store._dense._entries.values()
     assert type(entry.index).__name__ == "IndexFlatIP" and entry.error == 0.0
+    store.close()
+
+
+def test_components_float16_cannot_hold_keep_a_float32_index(tmp_path: Path, half: None) -> None:
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((300, DIM)).astype(np.float32)
+    vectors[250, 0] = 1e6  # read after the index has turned float16: the load starts again in float32
+    store = _store(tmp_path, vectors)
+    query = rng.standard_normal(DIM)
+    got = [(h.id, h.score) for h in store.search_segments_dense(query.tolist(), {}, None, 10)]
+    (entry,) = store._dense._entries.values()
+    assert type(entry.index).__name__ == "IndexFlatIP" and entry.error == 0.0
+    assert len(entry.ids) == 300
+    flat = _Flat(store).search(query, 10)
+    assert [g[0] for g in got] == [w[0] for w in flat]
     store.close()

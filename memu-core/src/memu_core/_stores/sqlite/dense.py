@@ -33,6 +33,12 @@ FIRST_WIDTH = 2
 """The float16 pass first asks for this many times ``limit`` candidates (widened while the
 error bound says an exact top hit could lie beyond them)."""
 
+LOAD_ROWS = 8_192
+"""Vectors read from the store per block while an index is built."""
+
+_HALF_LIMIT = 60_000.0
+"""float16 overflows past 65504; a store holding larger components (never a sentence embedder's)
+keeps a float32 index."""
 _HALF_UNIT = 2.0**-11
 """float16's unit round-off: a stored component is off by at most this fraction of itself."""
 _SUM_SLACK = 2.0**-23
@@ -148,17 +154,21 @@ def _rescore(
     return [Hit(found[r][1], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
 
 
-def _half_error(matrix: Any) -> float:
-    """A bound on ``|float16 score - float32 score|`` for a unit query against ``matrix``'s rows.
-
-    Each float16 component is within a unit round-off of the float32 one, so by Cauchy-Schwarz a
-    row's score moves by at most ``2^-11 * |row|``; the summation slack covers the float16 and float32
-    kernels adding in different orders. Zero-width rows would make it 0: keep it positive.
-    """
+def _row_norms(block: Any) -> Any:
     import numpy as np
 
-    largest = float(np.sqrt(np.max(np.einsum("ij,ij->i", matrix, matrix))))
-    return max(largest, 1e-6) * (_HALF_UNIT + _SUM_SLACK * int(matrix.shape[1]))
+    return np.sqrt(np.einsum("ij,ij->i", block, block))
+
+
+def _half_error(largest_norm: float, dimension: int) -> float:
+    """A bound on ``|float16 score - float32 score|`` for a unit query against rows whose norm is
+    at most ``largest_norm``.
+
+    Each float16 component is within a unit round-off of the float32 one, so by Cauchy-Schwarz a
+    row's score moves by at most ``2^-11 * |row|``; the summation slack covers the float16 and
+    float32 kernels adding in different orders. Kept positive for a store of zero vectors.
+    """
+    return max(largest_norm, 1e-6) * (_HALF_UNIT + _SUM_SLACK * dimension)
 
 
 def _load(
@@ -168,7 +178,15 @@ def _load(
     dimension: int,
     flt: ScopeFilter,
     tracks: tuple[str, ...] | None,
+    *,
+    half: bool = True,
 ) -> _Entry:
+    """Read the live vectors into a new index, :data:`LOAD_ROWS` at a time.
+
+    Reading in blocks keeps the load's peak near the index's own size: the rows, their joined
+    bytes and a float32 copy of the whole matrix never exist at once (at 300,000 vectors that
+    peak was about 1.4 GB, and the allocator kept most of it in the warm server afterwards).
+    """
     import faiss
     import numpy as np
 
@@ -185,17 +203,32 @@ def _load(
     else:
         # Vectors of deleted owners are removed by trigger, so no join is needed to drop them.
         sql = "SELECT owner_id, vector FROM vectors NOT INDEXED WHERE owner_kind = ? AND fingerprint = ?"
-    rows = conn.execute(sql, [kind, fp_key, *params]).fetchall()
-    ids = [r[0] for r in rows]
-    if not rows:
-        return _Entry(ids, faiss.IndexFlatIP(dimension), 0.0)
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
-    del rows
-    # float16 overflows past 65504; such vectors (never a sentence embedder's) stay float32.
-    if len(ids) < HALF_PRECISION_FROM or float(np.max(np.abs(matrix))) > 60_000.0:
-        index = faiss.IndexFlatIP(dimension)
-        index.add(np.ascontiguousarray(matrix))
-        return _Entry(ids, index, 0.0)
-    half = faiss.IndexScalarQuantizer(dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
-    half.add(np.ascontiguousarray(matrix))
-    return _Entry(ids, half, _half_error(matrix))
+    cursor = conn.execute(sql, [kind, fp_key, *params])
+    ids: list[str] = []
+    held: list[Any] = []  # float32 blocks, until there are enough rows to choose float16
+    index: Any = None
+    largest = 0.0
+    while rows := cursor.fetchmany(LOAD_ROWS):
+        ids.extend(r[0] for r in rows)
+        block = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
+        largest = max(largest, float(np.max(_row_norms(block))))
+        if half and float(np.max(np.abs(block))) > _HALF_LIMIT:
+            if index is not None:  # float16 was chosen already: read again, in float32
+                cursor.close()
+                return _load(conn, kind, fp_key, dimension, flt, tracks, half=False)
+            half = False
+        if index is not None:
+            index.add(block)
+            continue
+        held.append(block)
+        if half and len(ids) >= HALF_PRECISION_FROM:
+            index = faiss.IndexScalarQuantizer(dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+            for part in held:
+                index.add(part)
+            held = []
+    if index is not None:
+        return _Entry(ids, index, _half_error(largest, dimension))
+    flat = faiss.IndexFlatIP(dimension)
+    for part in held:
+        flat.add(part)
+    return _Entry(ids, flat, 0.0)
