@@ -18,7 +18,7 @@ MEMU = [sys.executable, "-c", "import sys; from memu_core._cli.main import main;
 
 def _start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen([*MEMU, "ui", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()
     assert first.startswith("memu ui: http://127.0.0.1:"), (first, proc.stderr.read() if proc.poll() else "")
     return proc, first.split(": ", 1)[1].strip()
