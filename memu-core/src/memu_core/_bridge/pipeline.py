@@ -17,7 +17,7 @@ from pathlib import Path
 
 from memu_core import _events as events
 from memu_core._atomic import read_json, write_json
-from memu_core._bridge import jobs, resources, run, scan, selfskip, snapshot, sync
+from memu_core._bridge import jobs, resources, run, runlog, scan, selfskip, snapshot, sync
 from memu_core._bridge.lock import host_lock
 from memu_core._bridge.mine import Mined
 from memu_core._hostkit.spec import HostSpec
@@ -299,6 +299,9 @@ def commit(
         report = _commit(layout, backend, host, run_id, owner, binary or f"memu-{host}")
         counts = {"recall_file_count": len(report.files), "resource_count": report.resources, "session_count": sessions}
         properties.update(counts)
+    if isinstance(marker, dict) and isinstance(marker.get("run"), str):  # a prepared run, now finished
+        stored, forgotten = len(report.files), len(report.forgotten)
+        runlog.record(layout, run=marker["run"], sessions=sessions, stored=stored, forgotten=forgotten)
     bridging = bool(os.environ.get(selfskip.BRIDGING_RUN_ENV, "").strip())
     events.update_succeeded(marker, counts, bridging=bridging, host=host, session_env=session_env)
     return report

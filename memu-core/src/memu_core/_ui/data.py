@@ -55,12 +55,16 @@ class Run:
     added: list[str]
     changed: list[str]
     forgotten: list[str]
+    sessions: int | None = None
+    """Sessions the run mined (from the host's run log; ``None`` when not recorded)."""
 
 
 def host_of(actor: str) -> str:
-    """The host id in a bridging run's actor (``claude-code run 2026…`` → ``claude-code``), else ``""``."""
-    head, sep, _ = actor.partition(" run ")
-    return head if sep and head and " " not in head else ""
+    """The host id in a host's actor (``claude-code run 2026…`` or ``codex commit``), else ``""``."""
+    head, _, rest = actor.partition(" ")
+    if head == "memu" or not head:  # memu's own commands: `memu edit`, `memu import`…
+        return ""
+    return head if rest == "commit" or rest.startswith("run ") else ""
 
 
 class Library:
@@ -119,19 +123,37 @@ class Library:
         )
 
     def runs(self, grant: Grant) -> list[Run]:
-        """Each writer's changes, newest first: one row per bridging run or command."""
+        """Each writer's changes, newest first: one row per bridging run or command.
+
+        Files come from history (who wrote which version); the sessions a run mined from the
+        hosts' run logs on this machine, shown only to a session over the whole store (the logs
+        are not scoped by user).
+        """
         versions = self.engine.store.recent_versions(grant.where(), RECENT_LIMIT)
         grouped: dict[str, list[FileVersion]] = {}
         for version in versions:
             grouped.setdefault(version.actor, []).append(version)
+        logged = {f"{e.get('host')} run {e['run']}": e for e in self._run_log()} if not grant.where() else {}
         runs = []
         for actor, items in grouped.items():
             added = sorted({f"{v.track}/{v.name}" for v in items if v.version == 1 and not v.deleted})
             forgotten = sorted({f"{v.track}/{v.name}" for v in items if v.deleted})
             changed = sorted({f"{v.track}/{v.name}" for v in items if v.version > 1 and not v.deleted} - set(added))
-            when = max(v.created_at for v in items).isoformat(timespec="seconds")
-            runs.append(Run(actor, host_of(actor), when, added, changed, forgotten))
+            when = max(v.created_at for v in items).strftime("%Y-%m-%dT%H:%M:%SZ")
+            entry = logged.pop(actor, None)
+            sessions = int(entry["sessions"]) if entry and isinstance(entry.get("sessions"), int) else None
+            runs.append(Run(actor, host_of(actor), when, added, changed, forgotten, sessions))
+        for actor, entry in logged.items():  # runs that stored nothing still mined sessions
+            sessions = entry.get("sessions") if isinstance(entry.get("sessions"), int) else None
+            runs.append(Run(actor, str(entry.get("host", "")), str(entry.get("at", "")), [], [], [], sessions))
         return sorted(runs, key=lambda r: r.when, reverse=True)
+
+    @staticmethod
+    def _run_log() -> list[dict[str, Any]]:
+        from memu_core import _layout
+        from memu_core._bridge import runlog
+
+        return runlog.read(runlog.all_logs(_layout.hosts_root()))
 
     # -- writing -------------------------------------------------------------------------------
     def edit(self, grant: Grant, key: FileKey, text: str, base_hash: str) -> FileVersion:

@@ -311,11 +311,25 @@ def runs_body(ctx: Ctx, runs: list[Run]) -> Markup:
         )
 
     rows = [
-        (r.when.replace("T", " "), r.host or "—", r.actor, files(r.added), files(r.changed), files(r.forgotten))
+        (
+            r.when.replace("T", " ").rstrip("Z"),
+            r.host or "—",
+            r.actor,
+            "—" if r.sessions is None else str(r.sessions),
+            files(r.added),
+            files(r.changed),
+            files(r.forgotten),
+        )
         for r in runs
     ]
-    note = tag("p", "Assembled from each file's history: who wrote which version when.", class_="muted")
-    shown = table(f"{len(runs)} writer(s)", ("When", "Host", "Run or command", "Added", "Changed", "Forgotten"), rows)
+    note = tag(
+        "p",
+        "Assembled from each file's history (who wrote which version when) and each host's run log "
+        "(the sessions a bridging run mined). Times are UTC.",
+        class_="muted",
+    )
+    head = ("When", "Host", "Run or command", "Sessions mined", "Added", "Changed", "Forgotten")
+    shown = table(f"{len(runs)} writer(s)", head, rows)
     return join([note, shown if runs else tag("p", "No changes recorded yet.", class_="muted")])
 
 
