@@ -199,7 +199,7 @@ _files = st.dictionaries(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(files=_files)
 def test_export_then_import_into_an_empty_store_is_lossless(
     files: dict[tuple[str, str], tuple[str, str]], memu_home: Path, monkeypatch: pytest.MonkeyPatch
