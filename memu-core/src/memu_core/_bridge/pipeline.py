@@ -9,6 +9,7 @@ offered again (at-least-once), never skipped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable, Mapping
@@ -20,6 +21,7 @@ from memu_core._atomic import read_json, write_json
 from memu_core._bridge import jobs, resources, run, runlog, scan, selfskip, snapshot, sync
 from memu_core._bridge.lock import host_lock
 from memu_core._bridge.mine import Mined
+from memu_core._engine.actor import acting_as
 from memu_core._hostkit.spec import HostSpec
 from memu_core._layout import Layout, ensure_private_dir
 from memu_core._log import get_logger
@@ -316,7 +318,7 @@ def _commit(
     binary: str,
 ) -> CommitReport:
     report = CommitReport()
-    with host_lock(layout.lock, host):
+    with host_lock(layout.lock, host), contextlib.ExitStack() as stack:
         marker = run.read(layout.run_marker)
         run.check_commit(marker, run_id=run_id, owner=owner, binary=binary)
         baseline = snapshot.load(layout.snapshot)
@@ -329,6 +331,9 @@ def _commit(
         )
         if change.changed or described or change.forgotten:
             be = backend()
+            # The versions this run writes name it: `memu history` shows which run changed what.
+            actor = f"{host} run {marker.run}" if marker is not None else f"{host} commit"
+            stack.enter_context(acting_as(actor))
             if change.changed or described:
                 be.commit_results(
                     recall_files=[doc.as_commit() for doc in change.changed.values()],

@@ -13,6 +13,7 @@ import typer
 BUILTIN_COMMANDS = frozenset(
     {"commit", "retrieve", "search", "list-files", "forget", "plugins", "doctor", "reindex", "db", "init", "config"}
     | {"serve", "mcp", "templates", "memorize"}
+    | {"show", "edit", "history", "diff", "restore", "stats"}
     | {"ui"}
     | {"export", "import"}
 )
@@ -46,6 +47,10 @@ def add_builtin_commands(app: typer.Typer) -> None:
     flags.typer_command(app, flags.RETRIEVE, _memory_command("retrieve"), name="search", help="Alias of retrieve.")
     flags.typer_command(app, flags.LIST_FILES, _memory_command("list_files"))
     flags.typer_command(app, flags.FORGET, _memory_command("forget"))
+
+    from memu_core._cli.history_cmds import register as register_history
+
+    register_history(app)
 
     _add_plugins_commands(app)
 

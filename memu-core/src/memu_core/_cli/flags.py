@@ -218,6 +218,12 @@ PRUNE = Param(
 RETRIEVE_JSON = Param(
     "as_json", "JSON output (already the default; memU's flag, accepted).", flag="--json", kind=bool, default=False
 )
+OUTPUT_FORMAT = Param(
+    "output_format",
+    "json (the default, for agents) or text (a ranked list for people).",
+    flag="--format",
+    default="json",
+)
 # memU's per-call local overrides (memu_core._cli.overrides): the store and the embedder for this
 # one command, as if the variable were exported for it. Cloud mode ignores them, as in memU.
 DB = Param("db", "Local store for this call (overrides MEMU_DB).", flag="--db")
@@ -260,7 +266,7 @@ RUN_ID = Param("run_id", "Commit only if RUN (printed by prepare) is still the p
 RETRIEVE = Command(
     "retrieve",
     "Search memory; prints segments, files and resources as JSON.",
-    (QUERY, TOP_K, TRACKS, USER_ID, AGENT_ID, RETRIEVE_JSON, MAX_BYTES, *LOCAL_OVERRIDES),
+    (QUERY, TOP_K, TRACKS, USER_ID, AGENT_ID, RETRIEVE_JSON, OUTPUT_FORMAT, MAX_BYTES, *LOCAL_OVERRIDES),
 )
 COMMIT = Command(
     "commit",
@@ -272,7 +278,11 @@ LIST_FILES = Command(
     "List every recall file (follows the cursor to the end).",
     (AS_JSON, USER_ID, AGENT_ID, *LOCAL_OVERRIDES),
 )
-FORGET = Command("forget", "Delete a recall file and everything indexed from it.", (NAME, TRACK, USER_ID, AGENT_ID))
+FORGET = Command(
+    "forget",
+    "Delete a recall file and everything indexed from it (`memu restore NAME --undo-forget` brings it back).",
+    (NAME, TRACK, USER_ID, AGENT_ID, AS_JSON),
+)
 
 HOST_RETRIEVE = Command(
     "retrieve",

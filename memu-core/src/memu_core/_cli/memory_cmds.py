@@ -51,6 +51,7 @@ def retrieve(
     user_id: str | None,
     agent_id: str | None,
     as_json: bool = False,
+    output_format: str = "json",
     max_bytes: int | None = None,
     **local: str | None,
 ) -> None:
@@ -61,6 +62,7 @@ def retrieve(
     of them the warm server answers only if its handshake shows the very same store and
     embedder, and none is started for them.
     """
+    text = _text_format(output_format, as_json)
     where = _where(user_id, agent_id)
     overridden = overrides.apply(**local)
     with events.step("memory_search") as properties:
@@ -70,12 +72,30 @@ def retrieve(
             warm = warm_retrieve(query, where or None, top_k=top_k, tracks=track or None, autostart=not overridden)
             if warm is not None:
                 properties.update(warm=True, result_count=events.result_count(warm))
-                print_json(fit(warm, budget(max_bytes)))
+                _print_retrieved(warm, max_bytes, text)
                 return
         properties.update(
             warm=False,
-            result_count=run_retrieve(query, top_k=top_k, tracks=track, where=where, max_bytes=max_bytes),
+            result_count=run_retrieve(query, top_k=top_k, tracks=track, where=where, max_bytes=max_bytes, text=text),
         )
+
+
+def _text_format(output_format: str, as_json: bool) -> bool:
+    """Whether ``--format`` asks for the readable list; ``--json`` with ``--format text`` contradicts."""
+    if output_format not in ("json", "text"):
+        raise UsageError(f"--format {output_format!r} is not known; use --format json (the default) or --format text")
+    if output_format == "text" and as_json:
+        raise UsageError("--json and --format text contradict each other; pass one of them")
+    return output_format == "text"
+
+
+def _print_retrieved(result: dict[str, Any], max_bytes: int | None, text: bool) -> None:
+    if text:
+        from memu_core._cli.retrieve_text import print_text
+
+        print_text(result)
+        return
+    print_json(fit(result, budget(max_bytes)))
 
 
 def list_files(*, as_json: bool, user_id: str | None, agent_id: str | None, **local: str | None) -> None:
@@ -84,9 +104,9 @@ def list_files(*, as_json: bool, user_id: str | None, agent_id: str | None, **lo
     run_list_files(as_json, _where(user_id, agent_id))
 
 
-def forget(*, name: str, track: str, user_id: str | None, agent_id: str | None) -> None:
-    """``memu forget NAME [--track T]``."""
-    run_forget(name, track, _where(user_id, agent_id))
+def forget(*, name: str, track: str, user_id: str | None, agent_id: str | None, as_json: bool = False) -> None:
+    """``memu forget NAME [--track T] [--json]``."""
+    run_forget(name, track, _where(user_id, agent_id), as_json)
 
 
 def _backend() -> Any:
@@ -238,15 +258,22 @@ def _print_commit(result: dict[str, Any], forgotten: list[dict[str, Any]], as_js
 
 
 def run_retrieve(
-    query: str, *, top_k: int | None, tracks: list[str] | None, where: dict[str, str], max_bytes: int | None = None
+    query: str,
+    *,
+    top_k: int | None,
+    tracks: list[str] | None,
+    where: dict[str, str],
+    max_bytes: int | None = None,
+    text: bool = False,
 ) -> int:
-    """``memu retrieve``: JSON on stdout, within the byte budget; returns how many items it held."""
+    """``memu retrieve``: JSON on stdout, within the byte budget (or the readable list with
+    ``text``); returns how many items it held."""
     backend = _backend()
     try:
         result = backend.progressive_retrieve(query, where or None, top_k=top_k, tracks=tracks or None)
     finally:
         backend.close()
-    print_json(fit(result, budget(max_bytes)))
+    _print_retrieved(result, max_bytes, text)
     return events.result_count(result)
 
 
@@ -275,7 +302,7 @@ def run_list_files(as_json: bool, where: dict[str, str]) -> None:
         print(f"  - {item['track']}/{item['name']}: {item.get('description') or ''}")
 
 
-def run_forget(name: str, track: str, where: dict[str, str]) -> None:
+def run_forget(name: str, track: str, where: dict[str, str], as_json: bool = False) -> None:
     """``memu forget``: delete one file; exit 1 when it does not exist."""
     backend = _backend()
     try:
@@ -286,4 +313,7 @@ def run_forget(name: str, track: str, where: dict[str, str]) -> None:
         from memu_core.errors import MemuError
 
         raise MemuError(f"no {track} file named {name!r} in this scope; `memu list-files` shows what exists")
+    if as_json:
+        print_json(result)
+        return
     print(f"forgot {track}/{name}")

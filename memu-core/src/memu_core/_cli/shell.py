@@ -128,6 +128,10 @@ def run(binary: Binary, argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(version_line(binary.prog, binary.distribution) + "\n")
         return 0
     command = next((a for a in args if not a.startswith("-")), "")
+    from memu_core._engine.actor import set_actor
+
+    # What this command writes is stamped "memu edit", "codex commit"… in the files' history.
+    set_actor(f"{binary.host or binary.prog} {command}")
 
     def report(exc: BaseException) -> None:
         from memu_core import _events
