@@ -60,6 +60,8 @@ class Indexed:
     tf: str
     """JSON object word → weighted term frequency, so scoring reads a few keys per candidate
     instead of unnesting its whole ``tsvector``."""
+    counts: dict[str, float]
+    """The same map as :attr:`tf`, for the statistics (its keys are the row's distinct words)."""
 
 
 def index_text(kind: str, primary: str, secondary: str) -> Indexed:
@@ -77,7 +79,7 @@ def index_text(kind: str, primary: str, secondary: str) -> Indexed:
                 slot.append(f"{min(base + index, 16383)}{weight}")
     # Words are letters and digits only, so they need no quoting beyond the single quotes.
     literal = " ".join(f"'{word}':{','.join(slots)}" for word, slots in positions.items())
-    return Indexed(literal, len(first) + len(second), json.dumps(counts, ensure_ascii=False))
+    return Indexed(literal, len(first) + len(second), json.dumps(counts, ensure_ascii=False), counts)
 
 
 def lexemes(text: str) -> tuple[list[str], int]:

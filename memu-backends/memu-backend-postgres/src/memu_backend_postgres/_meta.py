@@ -1,11 +1,11 @@
-"""The writer lock, the generation counter and fingerprint bookkeeping (``memu_meta``)."""
+"""The writers' lock, the generation counter and fingerprint bookkeeping (``memu_meta``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from memu_backend_postgres._schema import resource_index, segment_index
+from memu_backend_postgres._schema import WRITER_LOCK_KEY, resource_index, segment_index
 from memu_core.types import Fingerprint
 
 
@@ -37,15 +37,33 @@ def read_live(conn: Any) -> Live:
     return _live(conn.execute(sa.text(_LIVE_SQL)).one())
 
 
-def lock_writer(conn: Any) -> Live:
-    """Take the writer lock (the ``memu_meta`` row) for this transaction; return the live state.
+def join_writers(conn: Any, offered: Fingerprint | None) -> Live:
+    """Start a write that may run beside other writes; return the live state it must use.
 
-    Every writing transaction takes it first, so writers queue in one order and never deadlock
-    on each other's file rows; readers never take it and keep reading the last committed state.
+    Writers share a transaction-scoped advisory lock, which only :func:`exclude_writers` (a
+    fingerprint switch, or the first vectors a store ever gets, which create its HNSW indexes)
+    takes exclusively; so the live fingerprint cannot change under a write, and writes to
+    different files never wait for each other. Rows they share (a file, the BM25 statistics)
+    are locked row by row (ADR 0028).
     """
     import sqlalchemy as sa
 
-    return _live(conn.execute(sa.text(_LIVE_SQL + " FOR UPDATE OF m")).one())
+    if offered is not None and read_live(conn).fingerprint is None:
+        # The first vectors: making a fingerprint live creates indexes, which must not race.
+        return exclude_writers(conn)
+    conn.execute(sa.text("SELECT pg_advisory_xact_lock_shared(:k, hashtext(current_schema()))"), {"k": WRITER_LOCK_KEY})
+    live = read_live(conn)  # READ COMMITTED: this statement sees a switch that committed meanwhile
+    if offered is not None and live.fingerprint is None:  # pragma: no cover - no switch unsets it
+        return exclude_writers(conn)
+    return live
+
+
+def exclude_writers(conn: Any) -> Live:
+    """Wait for every running write to finish and keep new ones out until this transaction ends."""
+    import sqlalchemy as sa
+
+    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k, hashtext(current_schema()))"), {"k": WRITER_LOCK_KEY})
+    return read_live(conn)
 
 
 def bump_generation(conn: Any) -> None:

@@ -69,7 +69,7 @@ def store_vectors(conn: Any, fingerprint: Fingerprint, rows: Sequence[tuple[str,
     import numpy as np
     import sqlalchemy as sa
 
-    _meta.lock_writer(conn)
+    _meta.join_writers(conn, None)
     fp_id = _meta.fingerprint_id(conn, fingerprint)
     batches: dict[str, list[dict[str, Any]]] = {"segment": [], "resource": []}
     for kind, item_id, values in rows:
@@ -103,7 +103,7 @@ def switch_fingerprint(conn: Any, fingerprint: Fingerprint) -> None:
     """Make the staged vectors of ``fingerprint`` live, drop every other vector, record it."""
     import sqlalchemy as sa
 
-    live = _meta.lock_writer(conn)
+    live = _meta.exclude_writers(conn)
     fp_id = _meta.fingerprint_id(conn, fingerprint)
     # A bulk HNSW build is far faster with the whole graph in memory.
     conn.execute(sa.text("SET LOCAL maintenance_work_mem = '512MB'"))

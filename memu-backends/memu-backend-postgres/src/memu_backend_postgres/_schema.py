@@ -12,8 +12,13 @@ MIGRATION_LOCK_KEY = 0x6D656D75_7067
 """``pg_advisory_lock`` key held while migrating (``memu`` ``pg`` in ASCII), so concurrent
 first starts run the migrations once and the others wait for them."""
 
+WRITER_LOCK_KEY = 0x6D656D75
+"""First ``pg_advisory_xact_lock`` key of the writers' lock (``memu``); the second is a hash of
+the schema, so stores in different schemas of one database never wait for each other. Every
+write holds it shared; a fingerprint switch holds it exclusively."""
+
 META_ROW = 1
-"""The single row of ``memu_meta``; writers lock it first, which orders them."""
+"""The single row of ``memu_meta``; each write updates it last, just before it commits."""
 
 
 def segment_index(fingerprint_id: int) -> str:

@@ -64,7 +64,12 @@ def lexical(
     # the constants are floats computed here, so splicing their repr() is safe.
     k1, b = _lexical.BM25_K1, _lexical.BM25_B
     freqs, parts = [], []
-    for i, (term, weight) in enumerate(zip(terms, idf, strict=True)):
+    # A term no row holds adds 0 to every score and matches nothing: leave it out of both the
+    # scoring expression and the candidate query (expanded word forms are mostly such terms).
+    stored = [(term, weight) for term, weight in zip(terms, idf, strict=True) if df.get(term, 0) > 0]
+    if not stored:
+        return []
+    for i, (term, weight) in enumerate(stored):
         # Terms are runs of letters and digits (no quote can occur), and as literals the
         # planner folds each key lookup to a constant instead of a parameter per row.
         quoted = term.replace("'", "''")
@@ -83,8 +88,11 @@ def lexical(
         LIMIT :limit
     """
     hits: list[Hit] = []
+    # Scoring thousands of candidates is CPU work a parallel plan only spreads thin: on a busy
+    # server its worker start-up costs more than it saves, and concurrent searches need the cores.
+    conn.execute(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
     for rule in candidate_rules(terms, df, BUDGET, typed):
-        params["tsq"] = _tsquery(rule)
+        params["tsq"] = _tsquery(rule, df)
         hits = [Hit(row.id, float(row.score)) for row in conn.execute(sa.text(sql), params)]
         # A narrow candidate rule that cannot fill the limit gives way to a wider one.
         if len(hits) >= limit:
@@ -92,13 +100,18 @@ def lexical(
     return hits
 
 
-def _tsquery(rule: CandidateRule) -> str:
-    """The candidates of ``rule`` as a ``tsquery`` literal (scoring reads every term anyway)."""
-    required = _lexical.tsquery_literal(rule.required)
-    groups = [group for group in (rule.also, *rule.each) if group]
+def _tsquery(rule: CandidateRule, df: dict[str, int]) -> str:
+    """The candidates of ``rule`` as a ``tsquery`` literal (scoring reads every term anyway);
+    terms no row holds are left out (an OR group keeps at least one term, so it stays valid)."""
+
+    def held(group: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(t for t in group if df.get(t, 0) > 0) or group[:1]
+
+    required = _lexical.tsquery_literal(held(rule.required))
+    groups = [held(group) for group in (rule.also, *rule.each) if group]
     if not groups:
         return required
-    return " & ".join(f"({_lexical.tsquery_literal(g)})" for g in (rule.required, *groups))
+    return " & ".join(f"({_lexical.tsquery_literal(g)})" for g in (held(rule.required), *groups))
 
 
 def dense(

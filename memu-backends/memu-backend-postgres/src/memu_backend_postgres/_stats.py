@@ -2,54 +2,67 @@
 
 BM25 needs, per kind (segments ``s``, resources ``r``): the row count, the total token count and
 each term's document frequency. FTS5 keeps these in its own shadow tables; here they live in
-``memu_meta`` and ``memu_terms`` and move with every write, under the writer lock, so a search
-reads three small numbers per term instead of counting over the corpus.
+``memu_meta`` and ``memu_terms`` and move with every write, so a search reads three small
+numbers per term instead of counting over the corpus.
+
+A write collects its changes in a :class:`Delta` (from the term-frequency maps it already holds:
+the rows it writes and the old rows it read) and applies them in two statements at the very end
+of its transaction. Every writer touches the same few hot rows there (common terms, the one
+``memu_meta`` row), so they are locked last, in one order (terms sorted, then ``memu_meta``): two
+writers never deadlock on them and each holds them only from that point to its commit, not for
+the whole write (ADR 0028).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Kind = Literal["s", "r"]
 
-_TABLE = {"s": "memu_segments", "r": "memu_resources"}
 _META = {"s": ("segment_rows", "segment_tokens"), "r": ("resource_rows", "resource_tokens")}
 
 
-def adjust(conn: Any, kind: Kind, ids: Collection[str], sign: int) -> None:
-    """Add (``sign`` 1) or remove (``-1``) the rows ``ids`` from the statistics.
+@dataclass
+class Delta:
+    """Changes to the BM25 statistics and the generation counter, applied by :meth:`flush`."""
 
-    Call with -1 *before* those rows change or disappear and with 1 *after* they are written.
-    """
-    if not ids:
-        return
-    import sqlalchemy as sa
+    df: Counter[tuple[str, str]] = field(default_factory=Counter)
+    rows: Counter[str] = field(default_factory=Counter)
+    tokens: Counter[str] = field(default_factory=Counter)
 
-    table = _TABLE[kind]
-    rows, tokens = _META[kind]
-    params = {"kind": kind, "ids": list(ids), "sign": sign}
-    conn.execute(
-        sa.text(
-            f"""
-            INSERT INTO memu_terms (kind, term, df)
-            SELECT :kind, u.lexeme, :sign * count(*)
-            FROM {table} x CROSS JOIN LATERAL unnest(x.tsv) u
-            WHERE x.id = ANY(:ids)
-            GROUP BY u.lexeme
-            ON CONFLICT (kind, term) DO UPDATE SET df = memu_terms.df + excluded.df
-            """
-        ),
-        params,
-    )
-    conn.execute(
-        sa.text(
-            f"""
-            UPDATE memu_meta m
-            SET {rows} = m.{rows} + :sign * d.n, {tokens} = m.{tokens} + :sign * d.t
-            FROM (SELECT count(*) AS n, coalesce(sum(ntokens), 0) AS t FROM {table} WHERE id = ANY(:ids)) d
-            WHERE m.id = 1
-            """
-        ),
-        params,
-    )
+    def add(self, kind: Kind, terms: Iterable[str], ntokens: int, sign: int) -> None:
+        """Count one row of ``kind`` in (``sign`` 1) or out (``-1``) with its distinct ``terms``."""
+        for term in terms:
+            self.df[(kind, term)] += sign
+        self.rows[kind] += sign
+        self.tokens[kind] += sign * ntokens
+
+    def flush(self, conn: Any) -> None:
+        """Apply the counts and bump the generation (hot rows last, terms in sorted order)."""
+        import sqlalchemy as sa
+
+        changed = sorted((key, n) for key, n in self.df.items() if n)
+        if changed:
+            conn.execute(
+                sa.text(
+                    "INSERT INTO memu_terms (kind, term, df) "
+                    "SELECT k, t, d FROM unnest(CAST(:kinds AS text[]), CAST(:terms AS text[]), "
+                    'CAST(:dfs AS bigint[])) AS v(k, t, d) ORDER BY k, t COLLATE "C" '
+                    "ON CONFLICT (kind, term) DO UPDATE SET df = memu_terms.df + excluded.df"
+                ),
+                {
+                    "kinds": [k for (k, _), _ in changed],
+                    "terms": [t for (_, t), _ in changed],
+                    "dfs": [n for _, n in changed],
+                },
+            )
+        sets = ["generation = generation + 1"]
+        params: dict[str, int] = {}
+        for kind, (rows, tokens) in _META.items():
+            if self.rows[kind] or self.tokens[kind]:
+                sets.append(f"{rows} = {rows} + :{rows}, {tokens} = {tokens} + :{tokens}")
+                params.update({rows: self.rows[kind], tokens: self.tokens[kind]})
+        conn.execute(sa.text(f"UPDATE memu_meta SET {', '.join(sets)} WHERE id = 1"), params)
