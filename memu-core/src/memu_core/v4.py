@@ -29,6 +29,7 @@ from memu_core.errors import (
     FingerprintMismatch,
     LockBusy,
     MemuError,
+    StoreBusy,
     StoreError,
     UsageError,
     WriteConflict,
@@ -86,6 +87,9 @@ def from_memu_error(exc: MemuError) -> ApiError:
         return ApiError(422, str(exc), "VALIDATION_ERROR")
     if isinstance(exc, LockBusy):
         return ApiError(503, str(exc), "BUSY")
+    if isinstance(exc, StoreBusy):
+        # Nothing was written; the same request may succeed shortly (a server adds Retry-After).
+        return ApiError(503, str(exc), "STORE_BUSY")
     if isinstance(exc, EmbeddingError):
         return ApiError(502, str(exc), "EMBEDDING_ERROR")
     if isinstance(exc, StoreError):

@@ -5,27 +5,52 @@
 403 another scope; a request naming no scope acts in the key's). ``keys=None`` is the trusted
 face for a Unix socket only the user can open. The rules themselves (scopes, bounds, error
 shapes) live in :mod:`memu_core.v4`, shared with ``memu serve``.
+
+Serving (ADR 0027): the routes are coroutines on one event loop; keys are checked from a
+cache (:class:`~memu_server.keys.KeyCache`); store work runs on a few worker threads behind
+a bounded queue (:mod:`memu_server.gate`, 503 with ``Retry-After`` past it); search answers
+are reused until a write may have changed them (:mod:`memu_server.answers`); ``/metrics``
+counts it all (:mod:`memu_server.metrics`).
 """
 
 # No ``from __future__ import annotations``: FastAPI resolves the locally built dependency
 # aliases (``Caller``) from the annotations at definition time.
 
+import asyncio
+import json
 import os
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memu_core import v4
 from memu_server.events import ROUTE, STATS_ROUTE, EventLog, InvalidEvent, check
 from memu_server.faults import FAULTS_ENV, FaultMiddleware, FaultPlan
-from memu_server.keys import KeyStore
+from memu_server.gate import Busy
+from memu_server.keys import KeyCache, KeyStore
+from memu_server.metrics import CONTENT_TYPE, MetricsMiddleware
 from memu_server.models import CommitBody, ErrorBody, ForgetBody, SearchBody, plain
+from memu_server.serving import Serving, ServingOptions
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 403, 409, 413, 422, 500)}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 403, 409, 413, 422, 500, 503)}
+JSON_ANSWER: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"application/json": {"schema": {"type": "object", "additionalProperties": True}}}}
+}
+BODY_SECONDS = 30.0
+"""A request body must arrive within this long (a slow client cannot hold a request open)."""
+
+
+def _dumps(data: Any) -> bytes:
+    # Starlette's JSONResponse bytes, without FastAPI's encoder walking the answer first.
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+def _answer(payload: bytes) -> Response:
+    return Response(payload, media_type="application/json")
 
 
 class BodyLimit:
@@ -47,7 +72,10 @@ class BodyLimit:
 
         async def bounded() -> Any:
             nonlocal seen
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), BODY_SECONDS)
+            except TimeoutError:
+                raise _TooSlow from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
@@ -58,54 +86,84 @@ class BodyLimit:
             await self.app(scope, bounded, send)
         except _TooLarge:
             await _too_large(send, self.limit)
+        except _TooSlow:
+            message = f"the request body did not arrive within {BODY_SECONDS:g} s; send it at once"
+            await _refuse(send, 408, v4.error_body(message, "REQUEST_TIMEOUT"))
 
 
 class _TooLarge(Exception):
     pass
 
 
-async def _too_large(send: Any, limit: int) -> None:
-    import json
+class _TooSlow(Exception):
+    pass
 
-    body = json.dumps(v4.error_body(f"request body over {limit} bytes; split the commit", "TOO_LARGE")).encode()
+
+async def _too_large(send: Any, limit: int) -> None:
+    await _refuse(send, 413, v4.error_body(f"request body over {limit} bytes; split the commit", "TOO_LARGE"))
+
+
+async def _refuse(send: Any, status: int, error: dict[str, Any]) -> None:
+    body = json.dumps(error).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
 def create_app(
-    backend: Any, *, keys: KeyStore | None, faults: FaultPlan | None = None, events: EventLog | None = None
+    backend: Any,
+    *,
+    keys: KeyStore | None,
+    faults: FaultPlan | None = None,
+    events: EventLog | None = None,
+    options: ServingOptions | None = None,
+    serving: Serving | None = None,
 ) -> FastAPI:
     """The v4 API over ``backend``; ``keys`` ``None`` means no authentication (Unix socket only).
-    With ``events``, also memU's event ingest route and its stats, under the same keys."""
+    With ``events``, also memU's event ingest route and its stats, under the same keys.
+
+    ``serving`` (the worker threads, the answer cache, the metrics) may be shared by several
+    apps over one backend (the TCP and socket faces of one server); without it one is made
+    from ``options``. ``app.state.serving.close()`` stops it once the server has stopped.
+    """
     app = FastAPI(
         title="memu-server",
         version="4",
         description="memU's v4 memory API, self-hosted over a local memu store.",
         redirect_slashes=False,  # memU's service answers 404 for /api/v4/memory/, not a redirect
     )
+    run = serving or Serving(backend, options or ServingOptions())
+    app.state.serving = run
     if keys is not None:
         _mount_ui(app, backend, keys)
     bearer = HTTPBearer(auto_error=False, description="An API key from `memu-server keys create`.")
+    checker = KeyCache(keys, run.options.key_max_age) if keys is not None else None
 
-    def caller(
+    async def caller(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> v4.ScopeKey | None:
-        if keys is None:
+        if checker is None:
             return None
         if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
             raise v4.ApiError(401, "missing API key: send Authorization: Bearer <key>", "UNAUTHENTICATED")
-        info = keys.authenticate(credentials.credentials)
+        token = credentials.credentials
+        known, info = checker.cached(token)
+        if not known:
+            info = await asyncio.to_thread(checker.authenticate, token)
         if info is None:
             raise v4.ApiError(401, "unknown or revoked API key", "UNAUTHENTICATED")
         return info.scope
 
-    def trusted() -> v4.ScopeKey | None:
+    async def trusted() -> v4.ScopeKey | None:
         return None
 
     # The socket face declares no security scheme: nothing there asks for a key.
@@ -114,7 +172,16 @@ def create_app(
     @app.exception_handler(v4.ApiError)
     async def _api_error(_request: Request, exc: v4.ApiError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        if exc.status == 503:
+            retry = getattr(exc.__cause__, "retry_after", 1.0)
+            headers = {"Retry-After": Busy("", retry).retry_after_header}
         return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+
+    @app.exception_handler(Busy)
+    async def _busy(_request: Request, exc: Busy) -> JSONResponse:
+        return JSONResponse(
+            v4.error_body(str(exc), "BUSY"), status_code=503, headers={"Retry-After": exc.retry_after_header}
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -131,37 +198,57 @@ def create_app(
         code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
         return JSONResponse(v4.error_body(str(exc.detail), code), status_code=exc.status_code, headers=exc.headers)
 
-    @app.get("/api/v4/memory", responses=ERRORS, summary="List recall files (one page)")
-    def list_memory(
+    @app.get(
+        "/api/v4/memory",
+        responses={**ERRORS, **JSON_ANSWER},
+        response_class=Response,
+        summary="List recall files (one page)",
+    )
+    async def list_memory(
         request: Request,
         caller: Caller,
         user_id: Annotated[str | None, Query(max_length=v4.MAX_SCOPE_CHARS)] = None,
         agent_id: Annotated[str | None, Query(max_length=v4.MAX_SCOPE_CHARS)] = None,
         cursor: Annotated[str | None, Query(max_length=2_000, pattern=r"^[A-Za-z0-9_=-]*$")] = None,
         limit: Annotated[int, Query(ge=1, le=v4.MAX_PAGE)] = v4.DEFAULT_PAGE,
-    ) -> dict[str, Any]:
+    ) -> Response:
         """One page of the scope's files; pass ``next_cursor`` back as ``cursor`` for the next."""
         params = dict(request.query_params)
-        return v4.list_files(backend, params, caller)
+        return _answer(_dumps(await run.gate.run(v4.list_files, backend, params, caller)))
 
-    @app.post("/api/v4/memory", responses=ERRORS, summary="Commit recall files and resources")
-    def commit(body: CommitBody, caller: Caller) -> dict[str, Any]:
+    @app.post(
+        "/api/v4/memory",
+        responses={**ERRORS, **JSON_ANSWER},
+        response_class=Response,
+        summary="Commit recall files and resources",
+    )
+    async def commit(body: CommitBody, caller: Caller) -> Response:
         """Store files and resources in one transaction. Idempotent by content: re-sending the
         same commit changes nothing, so a retried request is safe."""
-        return v4.commit(backend, plain(body), caller)
+        return _answer(await run.commit(plain(body), caller))
 
-    @app.post("/api/v4/memory/search", responses=ERRORS, summary="Retrieve (hybrid search)")
-    def search(body: SearchBody, caller: Caller) -> dict[str, Any]:
+    @app.post(
+        "/api/v4/memory/search",
+        responses={**ERRORS, **JSON_ANSWER},
+        response_class=Response,
+        summary="Retrieve (hybrid search)",
+    )
+    async def search(body: SearchBody, caller: Caller) -> Response:
         """Ranked segments, their files and resources of exactly one scope."""
-        return v4.search(backend, plain(body), caller)
+        return _answer(await run.search(plain(body), caller))
 
-    @app.post("/api/v4/memory/forget", responses=ERRORS, summary="Forget one recall file")
-    def forget(body: ForgetBody, caller: Caller) -> dict[str, Any]:
+    @app.post(
+        "/api/v4/memory/forget",
+        responses={**ERRORS, **JSON_ANSWER},
+        response_class=Response,
+        summary="Forget one recall file",
+    )
+    async def forget(body: ForgetBody, caller: Caller) -> Response:
         """Delete one file and everything indexed from it."""
-        return v4.forget(backend, plain(body), caller)
+        return _answer(await run.forget(plain(body), caller))
 
     @app.get("/api/v4/memory/whoami", responses=ERRORS, summary="The calling key's scope")
-    def whoami(caller: Caller) -> dict[str, str | None]:
+    async def whoami(caller: Caller) -> dict[str, str | None]:
         """The ``user_id`` (and ``agent_id``, ``null`` for every agent) the key is bound to; a
         request that names no scope acts in this one. ``memu config --cloud`` records it."""
         return v4.whoami(caller)
@@ -170,8 +257,16 @@ def create_app(
         _add_event_routes(app, events, Caller)
 
     @app.get("/healthz", include_in_schema=False)
-    def health() -> dict[str, bool]:
-        return {"ok": True}
+    async def health() -> JSONResponse:
+        # A draining server says so, so a load balancer stops sending it new requests.
+        if run.draining:
+            return JSONResponse({"ok": False, "draining": True}, status_code=503, headers={"Retry-After": "1"})
+        return JSONResponse({"ok": True})
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        # Counts and timings only: no key, query, name or scope appears in the output.
+        return Response(run.metrics.render(), media_type=CONTENT_TYPE)
 
     app.add_middleware(BodyLimit)
     plan = faults
@@ -179,6 +274,7 @@ def create_app(
         plan = FaultPlan.from_json(os.environ[FAULTS_ENV])
     if plan is not None:
         app.add_middleware(FaultMiddleware, plan=plan)
+    app.add_middleware(MetricsMiddleware, metrics=run.metrics)  # outermost: every answer counts
     return app
 
 

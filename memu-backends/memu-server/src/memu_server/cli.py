@@ -57,6 +57,21 @@ def serve(
         Optional[Path],  # noqa: UP045
         typer.Option("--templates", help="Also publish this folder's templates at /templates/ (no key needed)."),
     ] = None,
+    threads: Annotated[
+        int, typer.Option("--threads", min=1, max=256, help="Worker threads for store calls (searches, commits).")
+    ] = 4,
+    max_queue: Annotated[
+        int, typer.Option("--max-queue", min=0, help="Requests waiting for a worker before new ones get 503.")
+    ] = 256,
+    max_wait: Annotated[
+        float, typer.Option("--max-wait", min=0.01, help="Seconds a request waits for a worker before its 503.")
+    ] = 5.0,
+    answers: Annotated[
+        int, typer.Option("--answers", min=0, help="Search answers kept until a write changes them (0: none).")
+    ] = 4096,
+    drain: Annotated[
+        int, typer.Option("--drain", min=1, help="Seconds requests in flight get to finish after SIGTERM.")
+    ] = 30,
 ) -> None:
     """Serve the v4 memory API over the store MEMU_DB names."""
     from memu_core.errors import UsageError
@@ -64,6 +79,7 @@ def serve(
     from memu_server.app import create_app
     from memu_server.runner import bind_tcp
     from memu_server.runner import serve as run
+    from memu_server.serving import Serving, ServingOptions
 
     if no_tcp and socket_path is None:
         raise UsageError("--no-tcp needs --socket PATH: otherwise there is nothing to listen on")
@@ -76,6 +92,7 @@ def serve(
     tcp = None if no_tcp else bind_tcp(host, port)
     listeners = []
     backend = serving_backend()
+    shared = Serving(backend, ServingOptions(threads=threads, max_queue=max_queue, max_wait=max_wait, answers=answers))
     received = _events(keys)
     if tcp is not None:
         store = _keys(keys)
@@ -84,7 +101,7 @@ def serve(
                 "warning: no API keys yet; create one with `memu-server keys create --user-id U`",
                 file=sys.stderr,
             )
-        listeners.append((create_app(backend, keys=store, events=received), tcp))
+        listeners.append((create_app(backend, keys=store, events=received, serving=shared), tcp))
         address, bound_port = tcp.getsockname()[:2]
         shown = f"[{address}]" if ":" in address else address  # an IPv6 address in a URL
         print(
@@ -95,16 +112,21 @@ def serve(
     ours = None
     if socket_path is not None:
         path = socket_path.expanduser()
-        listeners.append((create_app(backend, keys=None, events=received), bind_private_socket(path)))
+        listeners.append((create_app(backend, keys=None, events=received, serving=shared), bind_private_socket(path)))
         ours = _identity(path)
         print(f"memu-server: unix socket {path} (this user only)", file=sys.stderr, flush=True)
     if published is not None:
         for served_app, _listener in listeners:
             publishing.mount(served_app, published)
         print(f"memu-server: templates from {published} at /templates/", file=sys.stderr, flush=True)
+
+    def draining() -> None:
+        shared.draining = True
+
     try:
-        run(listeners, log_level=log_level)
+        run(listeners, log_level=log_level, drain=drain, on_stop=draining)
     finally:
+        shared.close()  # the store calls still running finish first: a commit in flight lands
         backend.close()
         if socket_path is not None and ours is not None:
             _remove_if_ours(socket_path.expanduser(), ours)

@@ -5,8 +5,10 @@ A key is ``msk_<id>_<secret>``: ``id`` (8 hex) names it in ``keys list`` and ``k
 the right tool here (unlike for passwords): the secret has 256 bits of entropy, so there is
 nothing to brute-force, and a slow KDF would add its cost to every request.
 
-Every lookup reads the database, so a revocation takes effect on the very next request, even in
-a running server. Stdlib ``sqlite3``; one file, mode 0600.
+:meth:`KeyStore.authenticate` reads the database; the server asks it through :class:`KeyCache`,
+which keeps each answer for at most :data:`MAX_AGE` seconds, so a request costs no database
+read and a revocation (``keys revoke`` in another process) is refused within a second.
+Stdlib ``sqlite3``; one file, mode 0600.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +30,10 @@ from memu_core.errors import UsageError
 from memu_core.v4 import MAX_SCOPE_CHARS, ScopeKey
 
 KEYS_ENV = "MEMU_SERVER_KEYS"
+MAX_AGE = 1.0
+"""Seconds a cached key check is trusted; a revoked key is refused at most this long after."""
+MAX_CACHED = 10_000
+"""Cached key checks (answers for unknown keys included); the cache starts over past this."""
 PREFIX = "msk_"
 
 _COLUMNS = "id, user_id, agent_id, label, created_at, revoked_at"
@@ -87,6 +94,8 @@ class KeyStore:
         if fresh and os.name == "posix":
             os.chmod(path, 0o600)
         self._lock = threading.Lock()
+        self.revocations = 0
+        """Revocations made through this object: a :class:`KeyCache` over it then starts over."""
         with self._locked() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(_SCHEMA)
@@ -117,8 +126,7 @@ class KeyStore:
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         with self._locked() as conn:
             conn.execute(
-                "INSERT INTO api_keys (id, key_hash, user_id, agent_id, label, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO api_keys (id, key_hash, user_id, agent_id, label, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (key_id, hash_key(key), user, agent, label, now),
             )
         return key, KeyInfo(key_id, user, agent, label, now, None)
@@ -136,13 +144,12 @@ class KeyStore:
             ident = ident[len(PREFIX) :].split("_", 1)[0]
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         with self._locked() as conn:
-            conn.execute(
-                "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?", (now, ident)
-            )
+            conn.execute("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?", (now, ident))
             row = conn.execute(
                 "SELECT id, user_id, agent_id, label, created_at, revoked_at FROM api_keys WHERE id = ?",
                 (ident,),
             ).fetchone()
+            self.revocations += 1
         if row is None:
             raise UsageError(f"no API key with id {ident!r}; `memu-server keys list` shows the ids")
         return KeyInfo(*row)
@@ -160,3 +167,49 @@ class KeyStore:
         if row is None or not hmac.compare_digest(row[6], digest) or row[5] is not None:
             return None
         return KeyInfo(*row[:6])
+
+
+class KeyCache:
+    """:meth:`KeyStore.authenticate` answers, each reused for at most ``max_age`` seconds.
+
+    Keyed by the key's SHA-256 (the key itself is not kept). A revocation through the same
+    :class:`KeyStore` object empties the cache at once; one made by another process (``keys
+    revoke``) is seen when the cached answer expires. Unknown keys are cached too, so a
+    client hammering with a wrong key costs one database read per second, and the cache starts
+    over when it holds :data:`MAX_CACHED` answers, so random keys cannot grow it without bound.
+    """
+
+    def __init__(self, store: KeyStore, max_age: float = MAX_AGE) -> None:
+        self.store = store
+        self.max_age = max_age
+        self._answers: dict[str, tuple[KeyInfo | None, float]] = {}
+        self._lock = threading.Lock()
+        self._revocations = getattr(store, "revocations", 0)
+        self.reads = 0
+
+    def cached(self, key: str) -> tuple[bool, KeyInfo | None]:
+        """``(True, answer)`` when a fresh answer is cached, else ``(False, None)`` (no I/O)."""
+        if not key.startswith(PREFIX):
+            return True, None
+        with self._lock:
+            if self.store.revocations != self._revocations:
+                self._revocations = self.store.revocations
+                self._answers.clear()
+            hit = self._answers.get(hash_key(key))
+        if hit is not None and time.monotonic() - hit[1] < self.max_age:
+            return True, hit[0]
+        return False, None
+
+    def authenticate(self, key: str) -> KeyInfo | None:
+        """Like :meth:`KeyStore.authenticate`, from the cache when the answer is fresh."""
+        known, info = self.cached(key)
+        if known:
+            return info
+        started = time.monotonic()  # the answer is as old as the read's start
+        info = self.store.authenticate(key)
+        with self._lock:
+            self.reads += 1
+            if len(self._answers) >= MAX_CACHED:
+                self._answers.clear()
+            self._answers[hash_key(key)] = (info, started)
+        return info

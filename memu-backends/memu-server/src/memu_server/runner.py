@@ -13,7 +13,7 @@ import contextlib
 import errno
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memu_core.errors import UsageError
@@ -56,7 +56,12 @@ def _bind_fix(code: int | None) -> str:
     return "pick another --port"
 
 
-def _quiet_server(app: Any, log_level: str) -> Any:
+DRAIN_SECONDS = 30
+"""After SIGTERM, how long requests in flight may take to finish before their connections close.
+A store call that outlives it still runs to its end before the process exits."""
+
+
+def _quiet_server(app: Any, log_level: str, drain: int = DRAIN_SECONDS) -> Any:
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -65,14 +70,29 @@ def _quiet_server(app: Any, log_level: str) -> Any:
             # Two servers share one process; the caller installs one handler that stops both.
             yield
 
-    return Server(uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off"))
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off", timeout_graceful_shutdown=drain)
+    return Server(config)
 
 
-def serve(listeners: list[tuple[Any, socket.socket]], *, log_level: str = "warning") -> None:
-    """Serve each ``(app, socket)`` until SIGINT/SIGTERM."""
-    servers = [(_quiet_server(app, log_level), sock) for app, sock in listeners]
+def serve(
+    listeners: list[tuple[Any, socket.socket]],
+    *,
+    log_level: str = "warning",
+    drain: int = DRAIN_SECONDS,
+    on_stop: Callable[[], None] | None = None,
+) -> None:
+    """Serve each ``(app, socket)`` until SIGINT/SIGTERM, then drain.
+
+    On the signal every listener stops accepting, ``on_stop`` runs (the server marks itself
+    draining, so ``/healthz`` answers 503 to the load balancer), and each request in flight is
+    answered; idle keep-alive connections close. The caller then waits for the store calls still
+    running (``Serving.close``) before it closes the store, so a commit in flight lands.
+    """
+    servers = [(_quiet_server(app, log_level, drain), sock) for app, sock in listeners]
 
     def stop(*_: Any) -> None:
+        if on_stop is not None:
+            on_stop()
         for server, _sock in servers:
             server.should_exit = True
 

@@ -47,6 +47,9 @@ def serve_in_thread(app: Any, sock: socket.socket | None = None) -> Iterator[str
         server.should_exit = True
         thread.join(15)
         listener.close()
+        serving = getattr(getattr(app, "state", None), "serving", None)
+        if serving is not None:
+            serving.close()
 
 
 def start_process(port: int, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
@@ -80,8 +83,6 @@ def wait_until_up(port: int, proc: subprocess.Popen[bytes] | None = None, timeou
 def child_env(home: str, **extra: str) -> dict[str, str]:
     """The process environment with ``HOME`` replaced and every ``MEMU_*`` variable from ``extra`` only."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}
-    env.update(
-        {"HOME": home, "HF_HUB_OFFLINE": "1", "MEMU_EMBED_PROVIDER": "none", "MEMU_SERVE_AUTOSTART": "0"}
-    )
+    env.update({"HOME": home, "HF_HUB_OFFLINE": "1", "MEMU_EMBED_PROVIDER": "none", "MEMU_SERVE_AUTOSTART": "0"})
     env.update(extra)
     return env
