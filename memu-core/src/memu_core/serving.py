@@ -72,7 +72,8 @@ def ui_app(
     from memu_core.errors import UsageError
 
     if not isinstance(backend, LocalEngine):
-        raise UsageError(f"the memu ui page needs the local engine, not the {backend.name!r} backend")
+        kind = getattr(backend, "name", type(backend).__name__)
+        raise UsageError(f"the memu ui page needs the local engine, not the {kind!r} backend")
 
     def check(token: str) -> Grant | None:
         found = authenticate(token)

@@ -24,6 +24,7 @@ th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #8883;
 pre { background: #8881; padding: .75rem; overflow-x: auto; white-space: pre-wrap; }
 textarea { width: 100%; min-height: 20rem; font: 14px/1.4 ui-monospace, monospace; }
 form.inline { display: inline; }
+.actions { display: flex; gap: 1rem; align-items: center; margin: .5rem 0; }
 form.filters { display: flex; flex-wrap: wrap; gap: .75rem; align-items: end; margin-bottom: 1rem; }
 form.filters label { display: flex; flex-direction: column; font-size: .9em; }
 input[type=search] { min-width: 24rem; }

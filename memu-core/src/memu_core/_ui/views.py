@@ -192,7 +192,7 @@ def file_body(ctx: Ctx, key: FileKey, versions: list[FileVersion]) -> Markup:
                     f"{key.track} file · version {newest.version} · written by {newest.actor} · "
                     f"{_when(newest.created_at.isoformat())}",
                 ),
-                tag("p", actions),
+                tag("div", actions, class_="actions"),
                 tag("h2", "Content"),
                 tag("pre", markdown_of(newest)),
             ]
