@@ -159,9 +159,18 @@ def test_edit_saves_refuses_bad_frontmatter_and_detects_a_concurrent_change(
     broken = "---\nname: release\ndescription: unclosed\nCut the branch.\n"
     status, _, page = client.post("/edit", {"track": "memory", "name": "release", "base": stored.hash, "text": broken})
     assert status == 400 and "Not saved:" in page and "Cut the branch." in page  # the text is kept
-    renamed = good.replace("name: release", "name: other")
-    status, _, page = client.post("/edit", {"track": "memory", "name": "release", "base": stored.hash, "text": renamed})
-    assert status == 400 and "keep it" in page
+    # memu edit's rules, each refused in one line that names the file and the fix.
+    for text, said in (
+        (good.replace("name: release", "name: other"), "set it back to &#x27;release&#x27;"),
+        (good.replace("name: release", "name: release\ntrack: skill"), "the track was changed"),
+        (good.replace("name: release", "name: release\nowner: me"), "unknown frontmatter key(s) owner"),
+        ("Cut the branch.\n", "the frontmatter block is gone"),
+        ("---\nname: release\n---\n\n", "the body is empty"),
+    ):
+        status, _, page = client.post(
+            "/edit", {"track": "memory", "name": "release", "base": stored.hash, "text": text}
+        )
+        assert status == 400 and "Not saved: memory/release: " in page and said in page, (text, page[-600:])
     assert engine.history("release", "memory")[0].hash == stored.hash  # nothing written
 
     # A bridging run writes the file while the page's form is open: the save is refused.

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memu_core import _markdown
-from memu_core._engine.actor import acting_as
 from memu_core.errors import UsageError
 from memu_core.names import check_recall_files
 
@@ -27,6 +26,9 @@ ACTOR = "memu ui"
 """The actor the page's writes are stamped with (shown in every file's history)."""
 LIST_PAGE = 200
 """Files per page of the listing."""
+EDIT_KEYS = frozenset({"name", "description", "track", "version"})
+"""Frontmatter keys an edit may hold: ``memu edit``'s (``version`` is ignored here: the form
+carries the content hash it was opened with)."""
 RECENT_LIMIT = 2000
 """Versions read to assemble the bridging runs and the host filter (newest first)."""
 
@@ -159,40 +161,43 @@ class Library:
     def edit(self, grant: Grant, key: FileKey, text: str, base_hash: str) -> FileVersion:
         """Store the edited Markdown (frontmatter and body) if the file still has ``base_hash``.
 
-        The text goes through the one Markdown parser every door uses; the name cannot change
-        here (a rename is a new file). A conflict raises :class:`memu_core.errors.ConflictError`.
+        The rules are ``memu edit``'s: the text goes through the one Markdown parser, keeps its
+        frontmatter with only ``name``, ``description``, ``track`` (and ``version``), keeps its
+        name and track, and has a body. A conflict raises :class:`memu_core.errors.ConflictError`.
         """
         self._allowed(grant, key)
-        doc = _markdown.parse(text, source=f"{key.track}/{key.name}")
-        name = doc.meta.get("name", key.name).strip()
-        if name != key.name:
+        where = f"{key.track}/{key.name}"
+        doc = _markdown.parse(text, source=where)
+        if not doc.meta:
+            raise UsageError(f"{where}: the frontmatter block is gone; start with '---', name/description lines, '---'")
+        unknown = sorted(set(doc.meta) - EDIT_KEYS)
+        if unknown:
+            raise UsageError(f"{where}: unknown frontmatter key(s) {', '.join(unknown)}; keep only name, description")
+        if doc.meta.get("name", key.name) != key.name:
             raise UsageError(
-                f"{key.track}/{key.name}: the name field reads {name!r}; keep it {key.name!r} "
+                f"{where}: the name was changed to {doc.meta['name']!r}; set it back to {key.name!r} "
                 "(to rename, create a file under the new name and forget this one)"
             )
+        if doc.meta.get("track", key.track) != key.track:
+            raise UsageError(f"{where}: the track was changed to {doc.meta['track']!r}; set it back to {key.track!r}")
         if not doc.body.strip():
-            raise UsageError(
-                f"{key.track}/{key.name}: the edit leaves no content below the frontmatter; "
-                "write some, or forget the file"
-            )
-        description = doc.meta.get("description", "")
-        check_recall_files([{"name": name, "track": key.track, "description": description, "content": doc.body}])
-        with acting_as(ACTOR):
-            return self.engine.edit(
-                key.name,
-                doc.body,
-                description=description,
-                track=key.track,
-                base_hash=base_hash or None,
-                user=key.user(),
-                actor=ACTOR,
-            )
+            raise UsageError(f"{where}: the body is empty; write the content, or forget the file")
+        description = doc.meta.get("description", "").strip()
+        check_recall_files([{"name": key.name, "track": key.track, "description": description, "content": doc.body}])
+        return self.engine.edit(
+            key.name,
+            doc.body,
+            description=description,
+            track=key.track,
+            base_hash=base_hash or None,
+            user=key.user(),
+            actor=ACTOR,
+        )
 
     def forget(self, grant: Grant, key: FileKey) -> bool:
         """Forget the file (history keeps a tombstone, so it can be undone); ``False`` if absent."""
         self._allowed(grant, key)
-        with acting_as(ACTOR):
-            return bool(self.engine.forget(key.name, track=key.track, user=key.user())["forgotten"])
+        return bool(self.engine.forget(key.name, track=key.track, user=key.user(), actor=ACTOR)["forgotten"])
 
     def undo_forget(self, grant: Grant, key: FileKey) -> FileVersion:
         """Bring a forgotten file back from its tombstone."""
