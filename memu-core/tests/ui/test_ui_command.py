@@ -75,3 +75,11 @@ def test_a_bad_port_is_one_line_and_exit_2(memu_home: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         "error: --port 70000 is not a port; pass 1-65535, or leave it out for any free port"
     ]
+
+
+def test_cloud_mode_points_at_the_servers_page(memu_home: Path) -> None:
+    env = {**os.environ, "MEMU_MEMORY_MODE": "cloud"}
+    done = subprocess.run([*MEMU, "ui", "--no-browser"], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: MEMU_MEMORY_MODE is cloud: ") and "/ui/" in line

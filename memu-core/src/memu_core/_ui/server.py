@@ -100,15 +100,25 @@ def serve(running: RunningUi, *, open_browser: bool, out: IO[str] = sys.stdout) 
 
 
 def run(*, port: int = 0, open_browser: bool = True) -> int:
-    """``memu ui``: the local engine over ``MEMU_DB`` (the local store even in cloud mode: the
-    page edits the store on this machine), the page on 127.0.0.1, served until Ctrl-C."""
+    """``memu ui``: the local engine over ``MEMU_DB``, the page on 127.0.0.1, served until Ctrl-C.
+
+    In cloud mode the memory is on the server, not in ``MEMU_DB``: the command refuses and
+    points at the server's own page rather than show a store the agents do not use.
+    """
     from memu_core import _compose
     from memu_core.errors import UsageError
+    from memu_core.settings import load_settings
 
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port} is not a port; pass 1-65535, or leave it out for any free port")
+    settings = load_settings()
+    if settings.memory_mode != "local":
+        raise UsageError(
+            f"MEMU_MEMORY_MODE is {settings.memory_mode}: memory lives on the server, not in this machine's store; "
+            "open the server's /ui/ page with your API key (a memu-server serves it), or set MEMU_MEMORY_MODE=local"
+        )
     _compose.single_threaded_math()
-    engine = _compose.local_engine()
+    engine = _compose.local_engine(settings)
     try:
         running = start(engine, port=port)
     except OSError as exc:
