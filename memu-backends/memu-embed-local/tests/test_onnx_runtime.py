@@ -60,6 +60,11 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def exported() -> Path:
     """The shared export's folder (exported now if this machine has none yet)."""
     os.environ["MEMU_MODELS_DIR"] = str(SHARED_MODELS)
+    from memu_embed_local import embedder as module
+
+    # A model loaded earlier in this process under another name (MEMU_EMBED_MODEL=<path>) shares
+    # the cache key and would hand back that name's folder, not the one the subprocesses use.
+    module._models.clear()
     embedder = LocalEmbedder()
     assert embedder.runtime == "onnx"
     return embedder.onnx_model().folder
@@ -164,3 +169,91 @@ def test_two_processes_repair_a_damaged_export_once(exported: Path, tmp_path: Pa
     assert announced == 1, outs  # the second process waited for the lock and used the result
     assert OnnxModel.load(damaged).dimension == 384
     assert [p.name for p in models.iterdir() if p.is_dir()] == [exported.name]  # no temp folder left
+
+
+def _prepared_of(folder: Path) -> Path:
+    import onnxruntime
+    from memu_embed_local.prepared import prepared_dir
+
+    return prepared_dir(folder, onnxruntime.__version__)
+
+
+def _unprepared_vectors(folder: Path, texts: list[str]) -> list[list[float]]:
+    """The vectors of a session built from the export's own ``model.onnx`` (the path before the
+    prepared copy), with ORT's default optimisation."""
+    import numpy as np
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    session = onnxruntime.InferenceSession(str(folder / MODEL_FILE), providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(256)
+    out = []
+    for text in texts:
+        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        out.append([float(x) for x in session.run(["embedding"], feeds)[0][0]])
+    return out
+
+
+def _close(got: list[list[float]], want: list[list[float]]) -> None:
+    for a, b in zip(got, want, strict=True):
+        assert max(abs(x - y) for x, y in zip(a, b, strict=True)) <= MAX_ABS_DIFF
+
+
+def test_the_prepared_copy_answers_like_the_export(exported: Path) -> None:
+    from memu_embed_local import prepared
+
+    OnnxModel.load(exported, light=True)  # prepares the copy if this export has none yet
+    ready = _prepared_of(exported)
+    assert prepared.usable(ready, exported / MODEL_FILE)
+    assert (ready / prepared.GRAPH_FILE).stat().st_size < 1_000_000  # the weights sit in model.data
+    assert not list(exported.glob(".prepare.*"))  # no temporary folder left
+    want = _unprepared_vectors(exported, SENTENCES)
+    _close(OnnxModel.load(exported, light=True).encode(SENTENCES), want)
+    _close(OnnxModel.load(exported).encode(SENTENCES), want)
+
+
+def test_a_damaged_prepared_copy_is_replaced(exported: Path, tmp_path: Path) -> None:
+    from memu_embed_local import prepared
+
+    OnnxModel.load(exported, light=True)
+    copy = tmp_path / exported.name
+    copy.mkdir()
+    for name in (MODEL_FILE, META_FILE, "tokenizer.json"):  # linked: read only, never written here
+        os.link(exported / name, copy / name)
+    shutil.copytree(_prepared_of(exported), _prepared_of(copy))
+    weights = _prepared_of(copy) / prepared.WEIGHTS_FILE
+    size = weights.stat().st_size
+    with open(weights, "r+b") as f:  # same size, so only the probe can tell
+        f.seek(size // 2)
+        f.write(os.urandom(2_000_000))
+    assert prepared.usable(_prepared_of(copy), copy / MODEL_FILE)
+    got = OnnxModel.load(copy, light=True).encode(SENTENCES[:3])
+    _close(got, OnnxModel.load(exported, light=True).encode(SENTENCES[:3]))
+    assert prepared.usable(_prepared_of(copy), copy / MODEL_FILE)  # written again from the export
+    # A copy prepared from another model.onnx (the export replaced since) is not used.
+    record = _prepared_of(copy) / prepared.RECORD_FILE
+    data = json.loads(record.read_text())
+    record.write_text(json.dumps({**data, "source_mtime_ns": data["source_mtime_ns"] + 1}))
+    assert not prepared.usable(_prepared_of(copy), copy / MODEL_FILE)
+
+
+def test_a_query_loads_the_light_session_and_a_batch_the_full_one(exported: Path) -> None:
+    code = textwrap.dedent(
+        """
+        from memu_embed_local import LocalEmbedder
+        from memu_embed_local import embedder as module
+        e = LocalEmbedder()
+        e.embed(["how do we cut a release"])
+        print(sorted(kind for _, kind in module._models))
+        e.embed(["text %d" % i for i in range(module.LIGHT_MAX_TEXTS + 1)])
+        e.embed(["how do we cut a release"])
+        print(sorted(kind for _, kind in module._models))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=_env(SHARED_MODELS), capture_output=True, text=True, timeout=300, check=True
+    )
+    assert out.stdout.splitlines() == ["['onnx-light']", "['onnx']"], out.stderr

@@ -143,6 +143,7 @@ def embedder_factory(settings: Any = None) -> Callable[[], Embedder | None]:
     """
 
     def build() -> Embedder | None:
+        from memu_core._config.raw import RawSettings, builds_from_raw
         from memu_core._engine.embedders import choose, select_embedder
 
         embedders = get_plugins().lookup(EMBEDDERS)
@@ -151,10 +152,19 @@ def embedder_factory(settings: Any = None) -> Callable[[], Embedder | None]:
         log.debug("embedder chosen", embedder=choice.embedder or "none", reason=choice.reason)
         if choice.embedder is None:
             return None
-        from memu_core.settings import Settings as FullSettings
+        from memu_core._config.light import LightSettings
+
+        chosen = choice.embedder
 
         def configured() -> Embedder:
-            embedder = select_embedder(s if isinstance(s, FullSettings) else _settings(None), embedders)
+            if isinstance(s, LightSettings) and builds_from_raw(embedders[chosen]):
+                # The light read path stays light: this embedder checks its own values, so the
+                # full model (pydantic, ~0.4 s of CPU) is not loaded to build it.
+                embedder = select_embedder(RawSettings(), embedders)
+            else:
+                from memu_core.settings import Settings as FullSettings
+
+                embedder = select_embedder(s if isinstance(s, FullSettings) else _settings(None), embedders)
             assert embedder is not None  # choose() named one
             return embedder
 

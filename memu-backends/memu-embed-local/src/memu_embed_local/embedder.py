@@ -33,6 +33,7 @@ from memu_embed_local.model import (
     ModelChoice,
     choose_model,
     hf_cached,
+    models_root,
     runtime_installed,
 )
 
@@ -40,6 +41,9 @@ __all__ = ["LocalEmbedder"]
 
 DEFAULT_BATCH_SIZE = 64
 RUNTIMES = ("onnx", "torch")
+LIGHT_MAX_TEXTS = 8
+"""Up to this many texts (a query, a retrieve's few phrases) a process that has no session yet
+loads the light one (:meth:`OnnxModel.load`); a commit's batches load the full one."""
 _models: dict[tuple[str, str], Any] = {}
 """Loaded models shared by every embedder of the process (loading takes seconds)."""
 _load_lock = threading.Lock()
@@ -74,15 +78,16 @@ def _announce(message: str) -> None:
 
 
 def _models_root() -> Path:
-    from memu_core.settings import models_dir
-
-    return models_dir()
+    return models_root()
 
 
 class LocalEmbedder(Embedder):
     """Embeds with a sentence-transformers model (default all-MiniLM-L6-v2, 384 dims) on the CPU."""
 
     name: ClassVar[str] = "local"
+    raw_settings: ClassVar[bool] = True
+    """:meth:`from_settings` reads its four values as optional strings and checks them itself, so
+    memu may hand it the settings unvalidated (no pydantic on a per-turn retrieve in process)."""
 
     def __init__(
         self,
@@ -181,17 +186,24 @@ class LocalEmbedder(Embedder):
         """Whether an export of this model is on disk (not checked: loading checks it)."""
         return (self.onnx_folder() / onnx_model.META_FILE).is_file()
 
-    def onnx_model(self, *, force: bool = False) -> onnx_model.OnnxModel:
+    def onnx_model(self, *, force: bool = False, light: bool = False) -> onnx_model.OnnxModel:
         """The ONNX export loaded (exported first when missing or damaged; ``force`` re-exports).
 
+        ``light`` asks for a session meant for a few texts (a query), which starts faster; once
+        the process holds a full session it is used for everything, and the light one is let go.
         ``ConfigError`` with the pip line when an export is needed and torch is missing."""
-        key = (self.choice.source, "onnx")
+        full_key, light_key = (self.choice.source, "onnx"), (self.choice.source, "onnx-light")
         with _load_lock:
-            model = None if force else _models.get(key)
+            model = None if force else (_models.get(full_key) or (_models.get(light_key) if light else None))
             if model is None:
                 try:
                     model = ensure_model(
-                        self.choice.name, self.choice.source, _models_root(), announce=_announce, force=force
+                        self.choice.name,
+                        self.choice.source,
+                        _models_root(),
+                        announce=_announce,
+                        force=force,
+                        light=light,
                     )
                 except ExportUnavailable as exc:
                     raise ConfigError(str(exc)) from None
@@ -200,7 +212,9 @@ class LocalEmbedder(Embedder):
                         f"{exc}; export it again with `python -m memu_embed_local export --force`, "
                         "or set MEMU_EMBED_RUNTIME=torch"
                     ) from exc
-                _models[key] = model
+                _models[light_key if light else full_key] = model
+                if not light:
+                    _models.pop(light_key, None)  # one session's weights in memory, not two
             return model
 
     # -- identity -------------------------------------------------------------------------
@@ -261,7 +275,7 @@ class LocalEmbedder(Embedder):
         if not texts:
             return []
         if self.runtime == "onnx":
-            model = self.onnx_model()
+            model = self.onnx_model(light=len(texts) <= LIGHT_MAX_TEXTS)
             try:
                 vectors = model.encode(list(texts), batch_size=self.batch_size)
             except Exception as exc:

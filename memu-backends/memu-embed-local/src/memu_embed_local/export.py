@@ -74,24 +74,31 @@ def _locked(path: Path) -> Any:
 
 
 def ensure_model(
-    name: str, source: str, models_root: Path, *, announce: Callable[[str], None] | None = None, force: bool = False
+    name: str,
+    source: str,
+    models_root: Path,
+    *,
+    announce: Callable[[str], None] | None = None,
+    force: bool = False,
+    light: bool = False,
 ) -> OnnxModel:
     """The export of ``source`` loaded, exporting (once, under a lock) when it is missing or damaged.
 
     Raises :class:`ExportUnavailable` when an export is needed and torch is not installed, and
-    :class:`ModelFileError` when a fresh export still fails its check.
+    :class:`ModelFileError` when a fresh export still fails its check. ``light`` is passed to
+    :meth:`OnnxModel.load`.
     """
     folder = export_dir(models_root, name, source)
     if not force:
         with contextlib.suppress(ModelFileError):
-            return OnnxModel.load(folder)
+            return OnnxModel.load(folder, light=light)
     models_root.mkdir(parents=True, exist_ok=True)
     fd = _locked(models_root / f"{folder.name}{LOCK_FILE}")
     try:
         problem = "forced" if force else ""
         if not force:
             try:  # another process may have exported while we waited for the lock
-                return OnnxModel.load(folder)
+                return OnnxModel.load(folder, light=light)
             except ModelFileError as exc:
                 problem = str(exc)
         if not can_export():
@@ -103,7 +110,7 @@ def ensure_model(
             what = "exporting" if not folder.exists() else "re-exporting (the old export is damaged)"
             announce(f"{what} {name} for ONNX Runtime into {folder}; this happens once and takes a while")
         _export_into(folder, source)
-        return OnnxModel.load(folder)
+        return OnnxModel.load(folder, light=light)
     finally:
         os.close(fd)
 
@@ -128,7 +135,7 @@ def _export_into(folder: Path, source: str) -> None:
         for text, want in zip(CHECK_TEXTS, reference, strict=True):
             got = exported.encode([text])[0]
             cosine = sum(a * b for a, b in zip(got, want, strict=True))
-            if cosine < PROBE_MIN_COSINE:
+            if not cosine >= PROBE_MIN_COSINE:  # NaN fails too
                 raise ModelFileError(
                     f"the ONNX export of {source} differs from torch on {text[:40]!r} (cosine {cosine:.6f})"
                 )

@@ -32,6 +32,20 @@ class ModelChoice:
     """``package``, ``path`` or ``hub`` (hub names load from the local cache when offline)."""
 
 
+MODELS_DIR_ENV = "MEMU_MODELS_DIR"
+
+
+def models_root() -> Path:
+    """``$MEMU_MODELS_DIR`` or ``~/.memu/models``: where exports live.
+
+    The same rule as :func:`memu_core.settings.models_dir` (a test holds them equal), applied
+    here because importing :mod:`memu_core.settings` loads pydantic, about 0.4 s of CPU that a
+    per-turn retrieve answered in process would pay for one path.
+    """
+    raw = os.environ.get(MODELS_DIR_ENV)
+    return Path(os.path.expanduser(raw)) if raw else Path(os.path.expanduser("~/.memu")) / "models"
+
+
 def is_default(model: str | None) -> bool:
     """Whether ``model`` names all-MiniLM-L6-v2 (or nothing)."""
     return model is None or model.strip().lower() in _DEFAULT_NAMES

@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -91,6 +92,34 @@ def export_dir(models_root: Path, name: str, source: str) -> Path:
     return models_root / f"{slug or 'model'}-{cache_key(source)}"
 
 
+def _why(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+def _options(onnxruntime: Any, light: bool) -> Any:
+    options = onnxruntime.SessionOptions()
+    # Without the arena, memory taken for a large batch goes back to the allocator afterwards,
+    # so a warm server returns near its idle size after a big commit.
+    options.enable_cpu_mem_arena = False
+    options.log_severity_level = 3
+    if light:
+        # A query is a dozen tokens: a second thread only adds start-up and, on a busy machine,
+        # waiting for a core; pre-packing the weights (a copy of all of them, ~0.15 s) pays off
+        # only over many batches.
+        options.intra_op_num_threads = 1
+        options.add_session_config_entry("session.disable_prepacking", "1")
+    else:
+        options.intra_op_num_threads = _threads()
+    return options
+
+
+def _session(onnxruntime: Any, path: Path, options: Any, folder: Path) -> Any:
+    try:
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise ModelFileError(f"the exported model in {folder} does not load: {_why(exc)}") from exc
+
+
 def _threads() -> int:
     """Intra-op threads: ``OMP_NUM_THREADS`` when set (the warm server sets 1), else ORT's own."""
     try:
@@ -110,9 +139,15 @@ class OnnxModel:
     _lock: threading.Lock
 
     @classmethod
-    def load(cls, folder: Path) -> OnnxModel:
+    def load(cls, folder: Path, *, light: bool = False) -> OnnxModel:
         """Load and check the export in ``folder``; :class:`ModelFileError` when it is missing,
-        damaged or answers the probe differently from torch."""
+        damaged or answers the probe differently from torch.
+
+        The prepared copy (:mod:`memu_embed_local.prepared`) is loaded when there is a good one,
+        else the export itself, saving a prepared copy on the way. ``light`` builds a session for a
+        few texts at a time (a query): one thread and no weight pre-packing, which saves most of
+        the session's start-up and costs speed only on large batches.
+        """
         try:
             meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
             model_file = folder / MODEL_FILE
@@ -130,28 +165,49 @@ class OnnxModel:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = _threads()
-        # Without the arena, memory taken for a large batch goes back to the allocator afterwards,
-        # so a warm server returns near its idle size after a big commit.
-        options.enable_cpu_mem_arena = False
-        options.log_severity_level = 3
+        from memu_embed_local import prepared
+
         try:
-            session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
             tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         except Exception as exc:
-            why = " ".join(str(exc).split())[:200]
-            raise ModelFileError(f"the exported model in {folder} does not load: {why}") from exc
+            raise ModelFileError(f"the exported model in {folder} does not load: {_why(exc)}") from exc
         tokenizer.no_padding()
         tokenizer.enable_truncation(int(meta.get("max_seq_length") or 256))
-        model = cls(folder=folder, session=session, tokenizer=tokenizer, dimension=dimension, _lock=threading.Lock())
-        got = model.encode([PROBE_TEXT])[0]
-        cosine = sum(a * b for a, b in zip(got, probe, strict=False)) if len(got) == len(probe) else 0.0
-        if cosine < PROBE_MIN_COSINE:
-            raise ModelFileError(
-                f"the exported model in {folder} fails its probe (cosine {cosine:.6f} to torch's vector)"
-            )
+
+        def build(session: Any) -> OnnxModel:
+            return cls(folder=folder, session=session, tokenizer=tokenizer, dimension=dimension, _lock=threading.Lock())
+
+        ready = prepared.prepared_dir(folder, onnxruntime.__version__)
+        if prepared.usable(ready, model_file):
+            options = _options(onnxruntime, light)
+            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+            with contextlib.suppress(ModelFileError):
+                model = build(_session(onnxruntime, ready / prepared.GRAPH_FILE, options, folder))
+                model._check(probe)
+                return model
+            prepared.discard(ready)  # damaged or disagreeing: fall back to the export and prepare again
+        tmp = prepared.start(folder)
+        options = _options(onnxruntime, light)
+        if tmp is not None:
+            prepared.save_options(options, tmp)
+        try:
+            model = build(_session(onnxruntime, model_file, options, folder))
+            model._check(probe)
+        except BaseException:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if tmp is not None:
+            prepared.publish(tmp, ready, model_file)
         return model
+
+    def _check(self, probe: list[float]) -> None:
+        got = self.encode([PROBE_TEXT])[0]
+        cosine = sum(a * b for a, b in zip(got, probe, strict=False)) if len(got) == len(probe) else 0.0
+        if not cosine >= PROBE_MIN_COSINE:  # "not >=": damaged weights can give NaN, which compares False
+            raise ModelFileError(
+                f"the exported model in {self.folder} fails its probe (cosine {cosine:.6f} to torch's vector)"
+            )
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> list[list[float]]:
         """One L2-normalised vector per text, in order (float32 values as Python floats).
