@@ -14,19 +14,23 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
+from memu_backend_postgres import _history
 from memu_backend_postgres._pool import PoolOptions, merge, split_pool_options
 from memu_backend_postgres._url import ACCEPTED_SCHEMES, display_url, normalise_url
 from memu_core.errors import UsageError
 from memu_core.interfaces import MemoryStore
 from memu_core.types import (
     ChangeSet,
+    FileVersion,
     Fingerprint,
+    HistoryNote,
     Hit,
     RecallFile,
     Resource,
     Scope,
     Segment,
     StoredFile,
+    StoreStats,
     Where,
 )
 
@@ -164,13 +168,47 @@ class PostgresStore(MemoryStore):
         """Write a whole commit in one transaction (see :meth:`MemoryStore.apply`)."""
         from memu_backend_postgres import _write
 
-        self._writing("committing", lambda conn: _write.apply(conn, changes))
+        def work(conn: Any) -> None:
+            _history.note(conn, changes.note)  # what the history trigger stamps and keeps
+            _write.apply(conn, changes)
 
-    def delete_file(self, scope: Scope, track: str, name: str) -> RecallFile | None:
-        """Delete a file and its segments; return it, or ``None`` when absent."""
+        self._writing("committing", work)
+
+    def delete_file(self, scope: Scope, track: str, name: str, *, note: HistoryNote | None = None) -> RecallFile | None:
+        """Delete a file and its segments; return it, or ``None`` when absent. With a ``note``
+        keeping history, the trigger keeps it as a past version and a ``forget`` tombstone."""
         from memu_backend_postgres import _write
 
-        return self._writing("deleting a file", lambda conn: _write.delete_file(conn, scope, track, name))
+        def work(conn: Any) -> RecallFile | None:
+            _history.note(conn, note)
+            return _write.delete_file(conn, scope, track, name)
+
+        return self._writing("deleting a file", work)
+
+    # -- history (docs/adr/0023-file-history.md) ------------------------------------------
+    def file_history(self, scope: Scope, track: str, name: str) -> list[FileVersion]:
+        """Every kept version of ``track/name`` in ``scope``, newest first (the stored file first)."""
+        return self._reading("reading history", lambda conn: _history.history(conn, scope, track, name))
+
+    def file_version(self, scope: Scope, track: str, name: str, version: int) -> FileVersion | None:
+        """One version of ``track/name``, or ``None`` when it was never kept or was pruned."""
+        return self._reading("reading history", lambda conn: _history.one(conn, scope, track, name, version))
+
+    def recent_versions(self, where: Where, limit: int) -> list[FileVersion]:
+        """The newest ``limit`` versions across every file in ``where``, newest first."""
+        if limit < 1:
+            raise UsageError(f"limit={limit} is out of range; ask for at least 1 version")
+        return self._reading("reading history", lambda conn: _history.recent(conn, where, limit))
+
+    def stats(self, where: Where) -> StoreStats:
+        """Counts for ``memu stats``: files per track and actor, segments, vectors, versions, bytes."""
+        from memu_backend_postgres._meta import read_live
+
+        def work(conn: Any) -> StoreStats:
+            live = read_live(conn)
+            return _history.stats(conn, where, live.fingerprint, live.fp_id)
+
+        return self._reading("reading statistics", work)
 
     # -- listing and search -------------------------------------------------------------
     def list_files(
