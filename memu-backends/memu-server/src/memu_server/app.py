@@ -54,7 +54,8 @@ def _answer(payload: bytes) -> Response:
 
 
 class BodyLimit:
-    """Pure ASGI middleware: refuse bodies over ``limit`` bytes with 413, declared or streamed."""
+    """Pure ASGI middleware: refuse bodies over ``limit`` bytes with 413, declared or streamed,
+    and bodies that do not arrive within :data:`BODY_SECONDS` with 408."""
 
     def __init__(self, app: Any, limit: int = v4.MAX_BODY_BYTES) -> None:
         self.app = app
@@ -69,34 +70,47 @@ class BodyLimit:
             await _too_large(send, self.limit)
             return
         seen = 0
+        refused: tuple[int, dict[str, Any]] | None = None
+        started = False
 
         async def bounded() -> Any:
-            nonlocal seen
+            nonlocal seen, refused
             try:
                 message = await asyncio.wait_for(receive(), BODY_SECONDS)
             except TimeoutError:
-                raise _TooSlow from None
+                text = f"the request body did not arrive within {BODY_SECONDS:g} s; send it at once"
+                refused = (408, v4.error_body(text, "REQUEST_TIMEOUT"))
+                raise _Refused from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise _TooLarge
+                    text = f"request body over {self.limit} bytes; split the commit"
+                    refused = (413, v4.error_body(text, "TOO_LARGE"))
+                    raise _Refused
             return message
 
+        async def answer(message: Any) -> None:
+            # The framework turns an error while reading a body into its own 400; the refusal
+            # decided here replaces whatever answer follows it.
+            nonlocal started
+            if refused is not None:
+                if not started:
+                    started = True
+                    await _refuse(send, *refused)
+                return
+            started = True
+            await send(message)
+
         try:
-            await self.app(scope, bounded, send)
-        except _TooLarge:
-            await _too_large(send, self.limit)
-        except _TooSlow:
-            message = f"the request body did not arrive within {BODY_SECONDS:g} s; send it at once"
-            await _refuse(send, 408, v4.error_body(message, "REQUEST_TIMEOUT"))
+            await self.app(scope, bounded, answer)
+        except _Refused:
+            if not started and refused is not None:
+                started = True
+                await _refuse(send, *refused)
 
 
-class _TooLarge(Exception):
-    pass
-
-
-class _TooSlow(Exception):
-    pass
+class _Refused(Exception):
+    """The body broke a bound; the refusal to send is kept beside it."""
 
 
 async def _too_large(send: Any, limit: int) -> None:
