@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from memu_core._engine.actor import current_actor
+from memu_core._engine.beside import Beside
 from memu_core._engine.cursor import decode_cursor, encode_cursor
 from memu_core._engine.explain import Explainer
 from memu_core._engine.fusion import fuse
@@ -371,26 +372,47 @@ class LocalEngine(HistoryOps, AgenticMemoryBackend):
         embedder = self.embedder if wants_vectors else None
         if mode == "dense" and embedder is None:
             raise UsageError("dense search needs an embedder: set MEMU_EMBED_PROVIDER (e.g. local)")
-        vector: list[float] | None = None
-        if embedder is not None and self._check_space(embedder) is not None:
-            vector = self._embed(embedder, [query])[0]
-        used = mode or ("hybrid" if vector is not None else "lexical")
-        if used == "hybrid" and vector is None:
-            used = "lexical"
-
         pool = max(k * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+        lexical_query = expand_query(query) if EXPAND_FORMS else query
+
+        def by_words() -> tuple[list[Hit], list[Hit]]:
+            return (
+                self.store.search_segments_lexical(lexical_query, filters, track_list, pool),
+                self.store.search_resources_lexical(lexical_query, filters, RESOURCE_TOP_K * 4),
+            )
+
+        # Every mode but dense searches the words, and they need no vector: with an embedding
+        # to wait for, the word search runs beside it (and beside the dense search; ADR 0030).
+        beside = Beside(by_words, "memu-lexical") if embedder is not None and mode != "dense" else None
+        vector: list[float] | None = None
+        try:
+            if embedder is not None and self._check_space(embedder) is not None:
+                vector = self._embed(embedder, [query])[0]
+            used = mode or ("hybrid" if vector is not None else "lexical")
+            if used == "hybrid" and vector is None:
+                used = "lexical"
+            dense_hits = (
+                (
+                    self.store.search_segments_dense(vector, filters, track_list, pool),
+                    self.store.search_resources_dense(vector, filters, RESOURCE_TOP_K * 4),
+                )
+                if vector is not None and used in ("hybrid", "dense")
+                else None
+            )
+        except BaseException:
+            if beside is not None:
+                beside.wait()  # leave no search running on the store behind the error
+            raise
+
         seg_rankings: list[tuple[list[Hit], float]] = []
         res_rankings: list[tuple[list[Hit], float]] = []
         if used in ("hybrid", "lexical"):
-            lexical_query = expand_query(query) if EXPAND_FORMS else query
-            seg_rankings.append(
-                (self.store.search_segments_lexical(lexical_query, filters, track_list, pool), LEXICAL_WEIGHT)
-            )
-            res_hits = self.store.search_resources_lexical(lexical_query, filters, RESOURCE_TOP_K * 4)
+            seg_hits, res_hits = beside.result() if beside is not None else by_words()
+            seg_rankings.append((seg_hits, LEXICAL_WEIGHT))
             res_rankings.append((res_hits, LEXICAL_WEIGHT))
-        if vector is not None and used in ("hybrid", "dense"):
-            seg_rankings.append((self.store.search_segments_dense(vector, filters, track_list, pool), DENSE_WEIGHT))
-            res_rankings.append((self.store.search_resources_dense(vector, filters, RESOURCE_TOP_K * 4), DENSE_WEIGHT))
+        if dense_hits is not None:
+            seg_rankings.append((dense_hits[0], DENSE_WEIGHT))
+            res_rankings.append((dense_hits[1], DENSE_WEIGHT))
 
         fused = fuse(seg_rankings)
         known: dict[str, Segment] = {}

@@ -11,6 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from memu_core._stores import _common as c
@@ -61,6 +62,8 @@ class SqliteStore(MemoryStore):
         self._conn = conn
         self._path = path
         self._lock = threading.RLock()
+        self._words: sqlite3.Connection | None = None
+        self._words_lock = threading.Lock()
         self._dense = DenseCache()
         self._term_counts = lexical.TermCounts()
 
@@ -97,7 +100,11 @@ class SqliteStore(MemoryStore):
         return self._path
 
     def close(self) -> None:
-        """Close the connection (the WAL is checkpointed by SQLite when the last one closes)."""
+        """Close the connections (the WAL is checkpointed by SQLite when the last one closes)."""
+        with self._words_lock:
+            if self._words is not None:
+                self._words.close()
+                self._words = None
         with self._lock:
             self._conn.close()
 
@@ -107,6 +114,22 @@ class SqliteStore(MemoryStore):
         with self._lock:
             try:
                 yield self._conn
+            except sqlite3.Error as exc:
+                raise StoreError(f"reading the SQLite store {self._path!r} failed: {exc}") from exc
+
+    @contextmanager
+    def _read_words(self) -> Iterator[sqlite3.Connection]:
+        """The word searches' own connection, opened on first use.
+
+        The engine looks a hybrid query's words up on another thread while it embeds the query
+        and searches the vectors (ADR 0030); on the main connection the two would take turns.
+        WAL lets both read at once; each statement sees the last committed write.
+        """
+        with self._words_lock:
+            try:
+                if self._words is None:
+                    self._words = connection.connect(Path(self._path))
+                yield self._words
             except sqlite3.Error as exc:
                 raise StoreError(f"reading the SQLite store {self._path!r} failed: {exc}") from exc
 
@@ -291,7 +314,7 @@ class SqliteStore(MemoryStore):
         if not terms or limit < 1:
             return []
         hits: list[Hit] = []
-        with self._read() as conn:
+        with self._read_words() as conn:
             matches = lexical.segment_matches(conn, terms, typed, self._term_counts)
             for i, match in enumerate(matches):
                 # A narrow candidate rule that cannot fill the limit gives way to a wider one.
@@ -348,7 +371,7 @@ class SqliteStore(MemoryStore):
         match = _match(query)
         if match is None or limit < 1:
             return []
-        with self._read() as conn:
+        with self._read_words() as conn:
             rows = conn.execute(
                 "SELECT o.id, bm25(resources_fts) AS r FROM resources_fts "
                 f"JOIN resources o ON o.seq = resources_fts.rowid WHERE resources_fts MATCH ?{cond} "
