@@ -47,6 +47,7 @@ BUDGETS = {
     "serve": 180,
     "prepare": 150,
     "postgres": 180,
+    "warm_scale": 180,
 }
 """Seconds each script may run before it is stopped (its partial output is kept)."""
 DEFAULT_BUDGET = 120
@@ -54,6 +55,9 @@ ARGS: dict[str, list[str]] = {
     # litellm's import dominates a cold commit; two runs and a 1,000-file store show it.
     "embed": ["--runs", "2", "--existing", "1000"],
     "serve": ["--runs", "7", "--duration", "10"],
+    # Two warm servers (10,000 and 100,000 files) start in about 30 s; the 20-line store of
+    # bench_serve.py is its own script's row.
+    "warm_scale": ["--runs", "7", "--skip-serve-store"],
     # Postgres inserts each new vector into its HNSW graph, ~3 s per 1,000 segments here: a
     # 100-file change set keeps the comparison and the 20-minute run (the script's own default
     # times 1,000 files).
