@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from memu_core._stores.sqlite.store import SqliteStore
@@ -12,3 +13,41 @@ from memu_core.testing.history_contract import HistoryContract
 class TestSqliteHistory(HistoryContract):
     def make_store(self, tmp_path: Path) -> MemoryStore:
         return SqliteStore.open(str(tmp_path / "history.sqlite3"))
+
+
+def test_a_store_from_before_history_upgrades_and_keeps_its_files(tmp_path: Path) -> None:
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from memu_core._stores.sqlite import migrate
+    from memu_core.types import Scope
+
+    path = tmp_path / "old.sqlite3"
+    engine = create_engine(f"sqlite:///{path}")
+    cfg = migrate._config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+    engine.dispose()
+    old = sqlite3.connect(path)
+    with old:
+        old.execute(
+            "INSERT INTO files (id, user_id, agent_id, track, name, description, content, content_hash, revision, "
+            "created_at, updated_at) VALUES ('f1', 'default', 'default', 'memory', 'legacy', 'old', '- kept', 'h', 3, "
+            "'2026-01-01T00:00:00+00:00', '2026-01-02T00:00:00+00:00')"
+        )
+    old.close()
+
+    store = SqliteStore.open(str(path))  # upgrades to the head revision on open
+    try:
+        assert SqliteStore.schema_revision(str(path)) == "0002"
+        (current,) = store.file_history(Scope(), "memory", "legacy")
+        assert (current.version, current.actor, current.action, current.content) == (
+            3,
+            "before history",
+            "commit",
+            "- kept",
+        )
+        assert store.stats({}).files == [("memory", "before history", 1)]
+    finally:
+        store.close()
