@@ -55,11 +55,13 @@ def test_keys_are_checked_from_a_cache_and_a_revocation_elsewhere_is_seen_within
     with serve_in_thread(create_app(engine, keys=keys)) as url, _client(url, alice) as c:
         for _ in range(50):
             assert c.get("/api/v4/memory/whoami").status_code == 200
-        assert CountingKeys.lookups <= 2  # 50 requests in well under a second: one or two reads
+            assert c.post(SEARCH, json={"query": "tea"}).status_code == 200
+        assert CountingKeys.lookups <= 3  # 50 requests in well under a second: one or two reads
         other = KeyStore(path)  # `memu-server keys revoke` runs in another process
         other.revoke(info.id)
         revoked = time.monotonic()
-        while c.get("/api/v4/memory/whoami").status_code == 200:
+        # A repeated search (answered before the framework once seen) is refused as soon, too.
+        while c.post(SEARCH, json={"query": "tea"}).status_code == 200:
             assert time.monotonic() - revoked < 1.5, "a revoked key was still accepted after 1.5 s"
             time.sleep(0.02)
         assert c.get("/api/v4/memory/whoami").status_code == 401

@@ -35,6 +35,7 @@ from memu_server.keys import KeyCache, KeyStore
 from memu_server.metrics import CONTENT_TYPE, MetricsMiddleware
 from memu_server.models import CommitBody, ErrorBody, ForgetBody, SearchBody, plain
 from memu_server.serving import Serving, ServingOptions
+from memu_server.shortcut import RAW_KEY, SearchShortcut
 
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 403, 409, 413, 422, 500, 503)}
 JSON_ANSWER: dict[int | str, dict[str, Any]] = {
@@ -247,9 +248,9 @@ def create_app(
         response_class=Response,
         summary="Retrieve (hybrid search)",
     )
-    async def search(body: SearchBody, caller: Caller) -> Response:
+    async def search(request: Request, body: SearchBody, caller: Caller) -> Response:
         """Ranked segments, their files and resources of exactly one scope."""
-        return _answer(await run.search(plain(body), caller))
+        return _answer(await run.search(plain(body), caller, request.scope.get(RAW_KEY)))
 
     @app.post(
         "/api/v4/memory/forget",
@@ -282,6 +283,8 @@ def create_app(
         # Counts and timings only: no key, query, name or scope appears in the output.
         return Response(run.metrics.render(), media_type=CONTENT_TYPE)
 
+    if run.answers is not None:
+        app.add_middleware(SearchShortcut, answers=run.answers, requests=run.requests, keys=checker)
     app.add_middleware(BodyLimit)
     plan = faults
     if plan is None and os.environ.get(FAULTS_ENV):

@@ -21,6 +21,7 @@ from memu_server.answers import MAX_ANSWERS, AnswerCache, Key, Poller
 from memu_server.gate import MAX_QUEUE, MAX_WAIT, THREADS, Gate
 from memu_server.keys import MAX_AGE
 from memu_server.metrics import Metrics, Sample
+from memu_server.shortcut import Raw, Requests
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,7 @@ class Serving:
         self._generation: Callable[[], int] | None = getattr(store, "generation", None)
         self._store = store
         self.answers = AnswerCache(options.answers) if options.answers > 0 and self._generation else None
+        self.requests = Requests(4 * options.answers)
         self._poller = Poller(self.answers, self._generation) if self.answers is not None else None
         self._pending: dict[Key, asyncio.Future[bytes]] = {}
         self.metrics.gauges.append(self._samples)
@@ -59,14 +61,18 @@ class Serving:
             self._poller.start()
 
     # -- routes ------------------------------------------------------------------------------
-    async def search(self, data: dict[str, Any], caller: v4.ScopeKey | None) -> bytes:
-        """``POST /api/v4/memory/search``: the answer's JSON bytes."""
+    async def search(self, data: dict[str, Any], caller: v4.ScopeKey | None, raw: Raw | None = None) -> bytes:
+        """``POST /api/v4/memory/search``: the answer's JSON bytes. ``raw`` (the request's key
+        digest and body, from :class:`~memu_server.shortcut.SearchShortcut`) is remembered so
+        the same request is answered before the framework next time."""
         if self.answers is None:
             return _dumps(await self.gate.run(v4.search, self.backend, data, caller))
         user_id, agent_id = v4.scope_for(
             caller, v4.scope_value(data.get("user_id"), "user_id"), v4.scope_value(data.get("agent_id"), "agent_id")
         )
         key: Key = (user_id, agent_id, str(data.get("query")), data.get("top_k"))
+        if raw is not None:
+            self.requests.put(raw, key)
         cached = self.answers.get(key)
         if cached is not None:
             return cached
