@@ -229,3 +229,25 @@ def test_a_name_in_the_address_is_text_never_markup(client: Client, engine: Loca
     engine.commit_results(recall_files=[{"name": "<script>x</script>", "content": "A line with <b>tags</b>."}])
     status, _, page = client.request("GET", "/?" + urlencode({"text": "script"}))
     assert status == 200 and "<script>x" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+
+
+def test_the_listing_pages_through_every_file(
+    client: Client, engine: LocalEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memu_core._ui import data
+
+    engine.commit_results(recall_files=[{"name": f"note-{n}", "content": f"Note {n}."} for n in range(5)])
+    monkeypatch.setattr(data, "LIST_PAGE", 3)
+    seen: list[str] = []
+    path = "/"
+    for _ in range(5):
+        status, _, page = client.request("GET", path)
+        assert status == 200
+        seen += re.findall(r'<a href="/file\?track=memory&amp;name=([^"&]+)">', page)
+        onward = re.search(r'<a href="(/\?[^"]*after=[^"]+)">Next page</a>', page)
+        if onward is None:
+            break
+        path = onward.group(1).replace("&amp;", "&")
+    assert seen == ["garden", *(f"note-{n}" for n in range(5)), "release"]
+    status, _, page = client.request("GET", "/?track=memory&text=note&after=" + "x" * 8)
+    assert status == 400 and "malformed cursor" in page

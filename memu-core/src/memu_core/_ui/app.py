@@ -198,10 +198,10 @@ class UiApp:
     def files(self, request: Request, session: Session) -> tuple[str, Markup]:
         track, host, text = request.value("track"), request.value("host"), request.value("text")
         grant = session.grant
-        listed = self.library.files(grant, track=track, host=host, text=text)
+        listed, more = self.library.files(grant, track=track, host=host, text=text, after=request.value("after"))
         hosts = self._safe(lambda: self.library.hosts(grant), [])
         return "Memory files", views.files_body(
-            self._ctx(request, session), listed, hosts, track=track, host=host, text=text
+            self._ctx(request, session), listed, hosts, track=track, host=host, text=text, more=more
         )
 
     def search(self, request: Request, session: Session) -> tuple[str, Markup]:

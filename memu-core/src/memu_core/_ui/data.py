@@ -76,16 +76,24 @@ class Library:
         self.engine = engine
 
     # -- reading -------------------------------------------------------------------------------
-    def files(self, grant: Grant, *, track: str = "", host: str = "", text: str = "") -> list[dict[str, Any]]:
-        """The grant's files (of ``track``, last written by ``host``, ``text`` in the name or
-        description), in the store's order, at most :data:`LIST_PAGE` of them."""
+    def files(
+        self, grant: Grant, *, track: str = "", host: str = "", text: str = "", after: str = ""
+    ) -> tuple[list[dict[str, Any]], str]:
+        """One page of the grant's files (of ``track``, last written by ``host``, ``text`` in the
+        name or description), in the store's order after the cursor ``after``: at most
+        :data:`LIST_PAGE` files, and the cursor of the next page (``""`` at the end)."""
+        from memu_core._engine.cursor import encode_cursor
+
         wanted = text.casefold()
         by_host = self._current_actors(grant) if host else {}
         out: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while len(out) < LIST_PAGE:
+        cursor: str | None = after or None
+        while True:
             page = self.engine.list_all_recall_files(grant.where() or None, cursor=cursor, limit=200)
             for item in page["recall_files"]:
+                if len(out) == LIST_PAGE:  # the page is full and more files follow
+                    last = out[-1]
+                    return out, encode_cursor((last["track"], last["name"], last["id"]))
                 if track and item["track"] != track:
                     continue
                 if wanted and wanted not in f"{item['name']} {item.get('description') or ''}".casefold():
@@ -95,8 +103,7 @@ class Library:
                 out.append(item)
             cursor = page.get("next_cursor")
             if not cursor:
-                break
-        return out[:LIST_PAGE]
+                return out, ""
 
     def hosts(self, grant: Grant) -> list[tuple[str, int]]:
         """Hosts whose bridging runs last wrote files here, with how many files each."""

@@ -58,9 +58,17 @@ def _input(name: str, label: str, value: str, *, kind: str = "text", **attrs: ob
 
 # -- files -------------------------------------------------------------------------------------
 def files_body(
-    ctx: Ctx, files: list[dict[str, Any]], hosts: list[tuple[str, int]], *, track: str, host: str, text: str
+    ctx: Ctx,
+    files: list[dict[str, Any]],
+    hosts: list[tuple[str, int]],
+    *,
+    track: str,
+    host: str,
+    text: str,
+    more: str = "",
 ) -> Markup:
-    """The listing: filters (track, host, name) and one row per file."""
+    """The listing: filters (track, host, name), one row per file, and a link to the next page
+    when ``more`` (its cursor) is set."""
     host_choices = [("", "any host"), *((h, f"{h} ({n})") for h, n in hosts)]
     filters = tag(
         "form",
@@ -87,8 +95,14 @@ def files_body(
         )
         for item in files
     ]
-    shown = table(f"{len(files)} file(s)", ("Name", "Track", "Description", "Updated"), rows)
-    return join([filters, shown if files else tag("p", "No files match.", class_="muted")])
+    caption = f"{len(files)} file(s)" + (" on this page" if more else "")
+    shown = table(caption, ("Name", "Track", "Description", "Updated"), rows)
+    onward = (
+        tag("p", link(ctx.base, "", "Next page", {"track": track, "host": host, "text": text, "after": more}))
+        if more
+        else ""
+    )
+    return join([filters, shown if files else tag("p", "No files match.", class_="muted"), onward])
 
 
 def _when(value: object) -> str:
