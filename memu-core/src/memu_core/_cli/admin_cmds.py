@@ -39,15 +39,16 @@ def run_plugins(as_json: bool) -> None:
         print(f"{kind}: {', '.join(names) or 'none'}")
 
 
-def run_db(action: str) -> None:
-    """``memu db upgrade|current`` for the configured store."""
+def run_db(action: str, as_json: bool = False) -> None:
+    """``memu db upgrade|current [--json]`` for the configured store."""
     from memu_core._compose import store_target
     from memu_core.settings import redact_dsn
 
     target = store_target()
-    if action == "upgrade":
-        revision = target.cls.upgrade_schema(target.url)
+    revision = target.cls.upgrade_schema(target.url) if action == "upgrade" else target.cls.schema_revision(target.url)
+    if as_json:
+        print_json({"store": redact_dsn(target.url), "kind": target.cls.name, "revision": revision})
+    elif action == "upgrade":
         print(f"{redact_dsn(target.url)}: schema at {revision or 'n/a (this store has no migrations)'}")
     else:
-        revision = target.cls.schema_revision(target.url)
         print(revision or "none (schema not created yet)")

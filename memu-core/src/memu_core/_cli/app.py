@@ -55,13 +55,14 @@ def add_builtin_commands(app: typer.Typer) -> None:
     _add_plugins_commands(app)
 
     @app.command()
-    def doctor() -> None:
+    def doctor(as_json: Annotated[bool, JSON_OPTION] = False) -> None:
         """Check configuration, plugins, store, embedder and a live retrieval; one row per check."""
         import sys
 
         from memu_core._cli import doctor as checkup
 
-        raise typer.Exit(checkup.run(checkup.CORE, checkup.Context("memu"), sys.stdout, sys.stderr))
+        code = checkup.run(checkup.CORE, checkup.Context("memu"), sys.stdout, sys.stderr, as_json=as_json)
+        raise typer.Exit(code)
 
     @app.command()
     def reindex() -> None:
@@ -92,18 +93,18 @@ def add_builtin_commands(app: typer.Typer) -> None:
     db = sub_app("Schema migrations of the configured store.")
 
     @db.command("upgrade")
-    def db_upgrade() -> None:
+    def db_upgrade(as_json: Annotated[bool, JSON_OPTION] = False) -> None:
         """Migrate the store's schema to the newest revision."""
         from memu_core._cli.admin_cmds import run_db
 
-        run_db("upgrade")
+        run_db("upgrade", as_json)
 
     @db.command("current")
-    def db_current() -> None:
+    def db_current(as_json: Annotated[bool, JSON_OPTION] = False) -> None:
         """Print the store's schema revision."""
         from memu_core._cli.admin_cmds import run_db
 
-        run_db("current")
+        run_db("current", as_json)
 
     app.add_typer(db, name="db")
 

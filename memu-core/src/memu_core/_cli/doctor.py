@@ -75,15 +75,22 @@ Check = Callable[[Context], Iterable[Row]]
 """A check: the rows it found. It may set ``Context.stop`` after a failure others depend on."""
 
 
-def run(checks: Sequence[Check], ctx: Context, out: TextIO, err: TextIO) -> int:
-    """Run ``checks`` in order, print their rows, return the exit code (0, or 1 on a failure)."""
+def run(checks: Sequence[Check], ctx: Context, out: TextIO, err: TextIO, *, as_json: bool = False) -> int:
+    """Run ``checks`` in order, print their rows, return the exit code (0, or 1 on a failure).
+
+    ``as_json`` prints one JSON object at the end instead (``checks``: label, status, detail,
+    fix; ``ok``); the exit code is the same."""
     failed: list[str] = []
     warned = 0
+    rows: list[dict[str, str]] = []
     try:
         for check in checks:
             if ctx.stop:
                 break
             for row in _rows(check, ctx):
+                if as_json:
+                    rows.append({"label": row.label, "status": row.status, "detail": row.detail, "fix": row.fix})
+                    continue
                 out.write(row.render())
                 out.flush()
                 warned += row.status == "warn"
@@ -93,10 +100,16 @@ def run(checks: Sequence[Check], ctx: Context, out: TextIO, err: TextIO) -> int:
         for close in reversed(ctx.closers):
             with contextlib.suppress(Exception):  # tidying up; the verdict is already printed
                 close()
+    if as_json:
+        import json
+
+        out.write(json.dumps({"checks": rows, "ok": not failed}, indent=2, ensure_ascii=False) + "\n")
     if failed:
         names = ", ".join(failed)
         err.write(f"error: {len(failed)} check(s) failed ({names}); the FAIL rows above say how to fix them\n")
         return 1
+    if as_json:
+        return 0
     out.write("all checks passed" + (f" ({warned} warning(s) above)" if warned else "") + "\n")
     return 0
 
