@@ -83,3 +83,21 @@ def test_cloud_mode_points_at_the_servers_page(memu_home: Path) -> None:
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("error: MEMU_MEMORY_MODE is cloud: ") and "/ui/" in line
+
+
+def test_the_per_turn_retrieve_never_loads_the_page(memu_home: Path) -> None:
+    """``memu retrieve`` and a host's ``retrieve`` leave ``memu_core._ui`` unimported."""
+    os.environ["MEMU_DB"] = str(memu_home / "ui.sqlite3")
+    engine = local_engine()
+    engine.commit_results(recall_files=[{"name": "release", "content": "Cut the release branch on Tuesday."}])
+    engine.close()
+    code = (
+        "import sys\nfrom memu_core._cli.main import main\nsys.argv = ['memu', 'retrieve', 'release branch']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "from memu_core.host import run_host\nfrom memu_host_claude_code.spec import SPEC\n"
+        "run_host(SPEC, ['retrieve', 'release branch'])\n"
+        "print('UI', sorted(m for m in sys.modules if m.startswith('memu_core._ui')), file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "UI []" in done.stderr, done.stderr[-800:]
+    assert done.stdout.count('"segments"') == 2  # both answered
