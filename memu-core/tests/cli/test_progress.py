@@ -74,6 +74,8 @@ def test_commit_from_dir_piped_says_it_loads_and_counts_the_texts(
     monkeypatch.setenv("MEMU_BASE_URL", server.base_url)
     monkeypatch.setenv("MEMU_EMBED_MODEL", "hash-model")
     monkeypatch.setenv("MEMU_EMBED_BATCH_SIZE", "16")
+    monkeypatch.setenv("MEMU_EMBED_CONCURRENCY", "1")
+    server.latency = 0.1  # 30 requests one after another: seconds of work, past the quiet second
     args = ["commit", "--from-dir", str(_folder(memu_home, 150))]
     assert run_app(lambda: build(args), args) == 0
     err = capsys.readouterr().err.splitlines()
