@@ -9,6 +9,7 @@ it for pages and keeps the engine's import out of the page code.
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 ACTOR = "memu ui"
 """The actor the page's writes are stamped with (shown in every file's history)."""
+WARM_WAIT = 300.0
+"""Seconds a search waits for the model the page is loading (then it loads its own)."""
 LIST_PAGE = 200
 """Files per page of the listing."""
 EDIT_KEYS = frozenset({"name", "description", "track", "version"})
@@ -74,6 +77,10 @@ class Library:
 
     def __init__(self, engine: LocalEngine) -> None:
         self.engine = engine
+        self.warm = threading.Event()
+        """Set once the embedder is built: a search waits for the warm-up rather than build a
+        second model beside it. Set from the start unless a warm-up is running."""
+        self.warm.set()
 
     # -- reading -------------------------------------------------------------------------------
     def files(
@@ -127,6 +134,7 @@ class Library:
     def search(self, grant: Grant, query: str, *, mode: str, track: str = "", top_k: int = 20) -> dict[str, Any]:
         """The engine's retrieve with each line's ``why``; ``mode`` ``lexical`` (full text) or
         ``hybrid`` (falls back to lexical when the store holds no vectors)."""
+        self.warm.wait(WARM_WAIT)
         return self.engine.progressive_retrieve(
             query, grant.where() or None, top_k=top_k, tracks=[track] if track else None, mode=mode, explain=True
         )

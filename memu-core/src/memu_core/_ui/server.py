@@ -123,8 +123,17 @@ def run(*, port: int = 0, open_browser: bool = True) -> int:
         running = start(engine, port=port)
     except OSError as exc:
         raise UsageError(f"cannot listen on {LOOPBACK}:{port} ({exc.strerror}); pass another --port, or none") from None
-    # The first search should not wait for the embedding model: load it while the page opens.
-    threading.Thread(target=_compose.warm, args=(engine,), name="memu-ui-warm", daemon=True).start()
+    # The page opens at once; the embedding model loads meanwhile, and a search waits for it.
+    library = running.app.library
+    library.warm.clear()
+
+    def warm_up() -> None:
+        try:
+            _compose.warm(engine)
+        finally:
+            library.warm.set()
+
+    threading.Thread(target=warm_up, name="memu-ui-warm", daemon=True).start()
     try:
         return serve(running, open_browser=open_browser)
     finally:
