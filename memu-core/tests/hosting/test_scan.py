@@ -133,3 +133,16 @@ def test_a_file_that_vanishes_mid_scan_is_skipped_and_retried(tmp_path: Path) ->
     result = _cycle(Vanishing(tmp_path), {}, max_jobs=10)
     assert sorted(m.key for m in result.picked) == ["s0.jsonl", "s2.jsonl"]
     assert result.unreadable == 1 and "s1.jsonl" not in result.cursor
+
+
+def test_progress_counts_the_sessions_this_run_reads(tmp_path: Path) -> None:
+    # A backlog: 7 changed sessions, 4 slots. The total is the run's share, told before the first read.
+    for i in range(7):
+        write_session(tmp_path, f"s{i}", toy_line("user", f"turn {i}"), mtime=1_000 + i)
+    src = ToySource(tmp_path)
+    stage = tmp_path.with_name(tmp_path.name + "-stage")
+    stage.mkdir()
+    seen: list[tuple[int, int]] = []
+    result = scan.scan(src, {}, set(), 4, stage, progress=lambda done, total: seen.append((done, total)))
+    assert len(result.picked) == 4 and result.remaining == 3
+    assert seen == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
