@@ -51,3 +51,22 @@ def test_a_store_from_before_history_upgrades_and_keeps_its_files(tmp_path: Path
         assert store.stats({}).files == [("memory", "before history", 1)]
     finally:
         store.close()
+
+
+def test_a_command_actor_reaches_server_threads(tmp_path: Path) -> None:
+    import threading
+
+    from memu_core._engine import actor
+
+    before = actor.current_actor()
+    try:
+        actor.set_actor("memu-server serve")
+        seen: list[str] = []
+        worker = threading.Thread(target=lambda: seen.append(actor.current_actor()))
+        worker.start()
+        worker.join()
+        with actor.acting_as("memu ui"):
+            assert actor.current_actor() == "memu ui"
+        assert seen == ["memu-server serve"] and actor.current_actor() == "memu-server serve"
+    finally:
+        actor.set_actor(before)

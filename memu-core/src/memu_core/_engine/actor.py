@@ -14,17 +14,22 @@ from contextvars import ContextVar
 DEFAULT_ACTOR = "python"
 """The actor of a write nobody named (memu used as a library)."""
 
-_actor: ContextVar[str] = ContextVar("memu_actor", default=DEFAULT_ACTOR)
+_actor: ContextVar[str | None] = ContextVar("memu_actor", default=None)
+_process_actor = DEFAULT_ACTOR
+"""The command's actor, for threads that never saw the shell's context (a server's workers)."""
 
 
 def current_actor() -> str:
     """The actor writes in this context are stamped with."""
-    return _actor.get()
+    return _actor.get() or _process_actor
 
 
 def set_actor(actor: str) -> None:
-    """Make ``actor`` the actor of this context from now on (the shell, once per command)."""
-    _actor.set(" ".join(actor.split()) or DEFAULT_ACTOR)
+    """Make ``actor`` this process's actor from now on (the shell, once per command): its
+    server threads, which start with a fresh context, stamp their writes with it too."""
+    global _process_actor
+    _process_actor = " ".join(actor.split()) or DEFAULT_ACTOR
+    _actor.set(None)
 
 
 @contextlib.contextmanager

@@ -48,7 +48,8 @@ class HistoryContract:
             _commit(engine, "deploy", "- run make deploy", "how we deploy")
         with acting_as("memu edit"):
             _commit(engine, "deploy", "- run make deploy\n- then tag the release", "how we deploy")
-        _commit(engine, "deploy", "- run make ship", "how we ship")
+        with acting_as("python"):
+            _commit(engine, "deploy", "- run make ship", "how we ship")
         versions = engine.history("deploy")
         assert [v.version for v in versions] == [3, 2, 1]
         assert [v.current for v in versions] == [True, False, False]
