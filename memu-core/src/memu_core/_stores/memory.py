@@ -331,6 +331,17 @@ class InMemoryStore(MemoryStore):
                         break
             return out
 
+    def count_texts_to_embed(self, fingerprint: Fingerprint) -> int:
+        """How many rows :meth:`texts_to_embed` would hand out in all (the reindex's progress total)."""
+        key = c.fingerprint_key(fingerprint)
+        with self._lock:
+            segments = sum(key not in self._vectors.get(("segment", s.id), {}) for s in self._segments.values())
+            resources = sum(
+                bool(r.description) and key not in self._vectors.get(("resource", r.id), {})
+                for r in self._resources.values()
+            )
+        return segments + resources
+
     def store_vectors(self, fingerprint: Fingerprint, rows: Sequence[tuple[str, str, list[float]]]) -> None:
         """Stage vectors under ``fingerprint``; rows whose owner is gone are skipped."""
         for kind, _, vec in rows:
