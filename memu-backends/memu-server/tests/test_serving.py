@@ -268,3 +268,25 @@ def test_identical_searches_in_flight_run_once(tmp_path: Path) -> None:
         assert results == [200] * 8 and calls == 1
     finally:
         engine.close()
+
+
+def test_a_slow_commit_to_another_scope_keeps_the_answers_while_the_poller_watches(tmp_path: Path) -> None:
+    class SlowCommit(LocalEngine):
+        def commit_results(self, **kwargs: Any) -> dict[str, Any]:
+            result = super().commit_results(**kwargs)
+            time.sleep(0.5)  # written, not yet answered: the poller sees the move first
+            return result
+
+    engine = SlowCommit(SqliteStore.open(str(tmp_path / "s.sqlite3")), embedder=HashingEmbedder())
+    engine.commit_results(recall_files=[_file("tea", "Alice drinks green tea.")], user={"user_id": "alice"})
+    try:
+        with serve_in_thread(create_app(engine, keys=None)) as url, _client(url, None) as c:
+            ask = {"query": "green tea", "user_id": "alice"}
+            first = c.post(SEARCH, json=ask).json()
+            c.post("/api/v4/memory", json={"user": {"user_id": "bob"}, "recall_files": [_file("beer", "Bob: beer.")]})
+            hits = _parse_metrics(c.get("/metrics").text)["memu_server_answer_cache_hits"].samples[0].value
+            assert c.post(SEARCH, json=ask).json() == first
+            after = _parse_metrics(c.get("/metrics").text)["memu_server_answer_cache_hits"].samples[0].value
+            assert after == hits + 1
+    finally:
+        engine.close()

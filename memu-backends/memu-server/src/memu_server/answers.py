@@ -50,6 +50,7 @@ class AnswerCache:
         self._answers: OrderedDict[Key, tuple[int, bytes]] = OrderedDict()
         self._ledger = _Ledger()
         self._lock = threading.Lock()
+        self._writing = 0
         self.hits = 0
         self.misses = 0
 
@@ -84,6 +85,12 @@ class AnswerCache:
         with self._lock:
             self._observe(generation)
 
+    def begin_write(self) -> None:
+        """A write through this server starts: until it ends, a generation move seen elsewhere
+        (the poller, a search) may be that write, so it is left for :meth:`own_write` to place."""
+        with self._lock:
+            self._writing += 1
+
     def own_write(self, scope: ScopeT, before: int, after: int, *, wrote: bool) -> None:
         """This server committed to ``scope`` (``wrote``: it changed something); the generation
         read before was ``before`` and after is ``after``. One step is ours; more cannot be told
@@ -93,7 +100,8 @@ class AnswerCache:
                 self._ledger.own[after] = scope
             ledger = self._ledger
             ledger.scope_floor[scope] = max(ledger.scope_floor.get(scope, 0), after)
-            self._observe(after)
+            self._writing -= 1
+            self._observe(after, placing=True)
 
     @property
     def generation(self) -> int | None:
@@ -101,10 +109,13 @@ class AnswerCache:
         seen = self._ledger.seen
         return seen if seen >= 0 else None
 
-    def clear(self) -> None:
-        """Forget every answer."""
+    def clear(self, *, ending_write: bool = False) -> None:
+        """Forget every answer (``ending_write``: the write begun with :meth:`begin_write` ended
+        without knowing where the store stands)."""
         with self._lock:
             self._answers.clear()
+            if ending_write:
+                self._writing -= 1
 
     def __len__(self) -> int:
         return len(self._answers)
@@ -114,8 +125,10 @@ class AnswerCache:
         ledger = self._ledger
         return generation >= ledger.foreign_floor and generation >= ledger.scope_floor.get((key[0], key[1]), 0)
 
-    def _observe(self, generation: int) -> None:
+    def _observe(self, generation: int, *, placing: bool = False) -> None:
         ledger = self._ledger
+        if self._writing and not placing:
+            return  # a write of ours is landing: its own_write places the move
         if ledger.seen < 0:
             ledger.seen = generation
             ledger.foreign_floor = generation  # nothing before the server started is known

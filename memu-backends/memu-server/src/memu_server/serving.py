@@ -121,6 +121,7 @@ class Serving:
         scope = v4.scope_for(
             caller, v4.scope_value(user.get("user_id"), "user_id"), v4.scope_value(user.get("agent_id"), "agent_id")
         )
+        self.answers.begin_write()
         before = self._read_generation()
         try:
             result = rule(self.backend, data, caller)
@@ -136,7 +137,7 @@ class Serving:
         assert self.answers is not None
         after = self._read_generation()
         if before is None or after is None:
-            self.answers.clear()  # the store could not say where it stands
+            self.answers.clear(ending_write=True)  # the store could not say where it stands
         else:
             self.answers.own_write(scope, before, after, wrote=wrote)
 
