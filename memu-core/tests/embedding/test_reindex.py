@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -303,6 +304,12 @@ def test_run_reindex_command(tmp_path: Path, server: EmbeddingServer, monkeypatc
     assert counted and all("total=121" in line for line in counted), err.getvalue()
     assert "done=121" in lines[-1]
     _assert_consistent_in_new_space(path)
+    # Again with --json: nothing left to embed, said as one object.
+    store, embedder, chunk = reindex_inputs()
+    out = io.StringIO()
+    assert run_reindex(store, embedder, out, io.StringIO(), batch_size=chunk, as_json=True) == 0
+    report = json.loads(out.getvalue())
+    assert (report["embedded"], report["switched"], report["embedder"]["model"]) == (0, False, NEW_MODEL)
 
 
 def test_run_reindex_without_an_embedder_says_what_to_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -65,7 +65,7 @@ def add_builtin_commands(app: typer.Typer) -> None:
         raise typer.Exit(code)
 
     @app.command()
-    def reindex() -> None:
+    def reindex(as_json: Annotated[bool, JSON_OPTION] = False) -> None:
         """Re-embed every segment and resource under the configured embedder (resumable)."""
         import sys
 
@@ -85,6 +85,7 @@ def add_builtin_commands(app: typer.Typer) -> None:
                 sys.stderr,
                 batch_size=chunk,
                 progress=lambda p: bar.update(p.done, p.total),
+                as_json=as_json,
             )
         raise typer.Exit(code)
 

@@ -54,6 +54,23 @@ class ReindexReport:
     and only missing vectors were filled in)."""
     kinds: dict[str, int] = field(default_factory=dict)
 
+    def as_json(self) -> dict[str, object]:
+        """The report for ``memu reindex --json``."""
+
+        def space(fp: Fingerprint | None) -> dict[str, object] | None:
+            return None if fp is None else {"provider": fp.provider, "model": fp.model, "dimension": fp.dimension}
+
+        return {
+            "embedder": space(self.fingerprint),
+            "previous": space(self.previous),
+            "switched": self.switched,
+            "embedded": self.embedded,
+            "segments": self.segments,
+            "resources": self.resources,
+            "texts_sent": self.texts_sent,
+            "seconds": round(self.seconds, 3),
+        }
+
     def summary(self) -> str:
         """One human line for the CLI."""
         if self.embedded == 0 and not self.switched:
@@ -147,8 +164,10 @@ def run_reindex(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Callable[[ReindexProgress], None] | None = None,
+    as_json: bool = False,
 ) -> int:
-    """The ``memu reindex`` command's body: re-embed ``store`` under ``embedder``, print one line.
+    """The ``memu reindex`` command's body: re-embed ``store`` under ``embedder``, print one line
+    (``as_json``: one JSON object with the report's counts and both embedding spaces).
 
     The caller opens both (memu's composition root, from the settings); the store is closed here
     when the run ends. ``progress`` is told after every staged chunk (the CLI draws a bar on a
@@ -160,5 +179,10 @@ def run_reindex(
         report = reindex(store, embedder, batch_size=batch_size, progress=progress)
     finally:
         store.close()
+    if as_json:
+        import json
+
+        out.write(json.dumps(report.as_json(), indent=2) + "\n")
+        return 0
     out.write(report.summary() + "\n")
     return 0
