@@ -48,6 +48,7 @@ BUDGETS = {
     "prepare": 150,
     "postgres": 180,
     "warm_scale": 180,
+    "server_load": 240,
 }
 """Seconds each script may run before it is stopped (its partial output is kept)."""
 DEFAULT_BUDGET = 120
@@ -58,6 +59,8 @@ ARGS: dict[str, list[str]] = {
     # Two warm servers (10,000 and 100,000 files) start in about 30 s; the 20-line store of
     # bench_serve.py is its own script's row.
     "warm_scale": ["--runs", "7", "--skip-serve-store"],
+    # memu-server under load: one short run of the search rows (the script's defaults take ~10 min).
+    "server_load": ["--runs", "1", "--duration", "5", "--only", "floor,search,search-writer,search-new"],
     # Postgres inserts each new vector into its HNSW graph, ~3 s per 1,000 segments here: a
     # 100-file change set keeps the comparison and the 20-minute run (the script's own default
     # times 1,000 files).
