@@ -6,9 +6,10 @@ The store is ``_harness.store_path(size, vectors=True)`` (stand-in vectors under
 fingerprint; every query is embedded by the real MiniLM model), copied to a temporary folder
 so the page's store is private. One page (``memu ui``'s own server: the stdlib WSGI server on
 127.0.0.1, in this process) answers ``GET /search?q=...`` over a fresh connection per request,
-as a browser's first request does, signed in by its cookie. Its peer in the same run, request
-by request and in alternating order, is ``progressive_retrieve`` called on the same engine
-(what the page adds on top: the explanation of each line, the HTML, HTTP).
+as a browser's first request does, signed in by its cookie. In the same run, request by request
+in rotating order, the same page as one WSGI call in this process (the page without HTTP) and
+its peer, ``progressive_retrieve`` called on the same engine (what the page adds on top: the
+explanation of each line, the HTML, then HTTP).
 
 Every timed answer is checked before its time counts: the page must list lines whose first
 five name the query's planted file (``_harness.planted_name``) and must have searched in the
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import io
 import re
 import shutil
 import sqlite3
@@ -45,6 +47,24 @@ def page_search(host: str, port: int, cookie: str, query: str, mode: str) -> str
     conn.close()
     if response.status != 200:
         raise h.WrongAnswer(f"{query!r}: the page answered {response.status}: {body[:200]}")
+    return body
+
+
+def wsgi_search(app: Any, cookie: str, query: str, mode: str) -> str:
+    """The same page as one WSGI call in this process: what the page costs without HTTP."""
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": "/search",
+        "QUERY_STRING": urlencode({"q": query, "mode": mode}),
+        "HTTP_COOKIE": cookie,
+        "HTTP_HOST": app.allowed_hosts and next(iter(app.allowed_hosts)),
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(),
+    }
+    status: list[str] = []
+    body = b"".join(app(environ, lambda s, _h: status.append(s))).decode("utf-8")
+    if not status or not status[0].startswith("200"):
+        raise h.WrongAnswer(f"{query!r}: the page answered {status}: {body[:200]}")
     return body
 
 
@@ -94,18 +114,21 @@ def main(argv: list[str] | None = None) -> int:
                 check_page(page_search(host, port, cookie, query, mode), query, mode)
             for round_ in range(args.runs):
                 for i, query in enumerate(queries):
-                    order = ("page", "engine") if (i + round_) % 2 == 0 else ("engine", "page")
-                    for who in order:
+                    order = ("page", "page without HTTP", "engine")
+                    shift = (i + round_) % len(order)
+                    for who in order[shift:] + order[:shift]:
                         started = time.perf_counter()
                         if who == "page":
                             out: Any = page_search(host, port, cookie, query, mode)
+                        elif who == "page without HTTP":
+                            out = wsgi_search(running.app, cookie, query, mode)
                         else:
                             out = engine.progressive_retrieve(query, top_k=TOP_K, mode=mode)
                         took = time.perf_counter() - started
-                        if who == "page":
-                            check_page(out, query, mode)
-                        else:
+                        if who == "engine":
                             h.check_answer(out, query, CHECK_K, mode=mode)
+                        else:
+                            check_page(out, query, mode)
                         samples.setdefault(f"{who} {mode}", []).append(took)
         running.stop()
         engine.close()
