@@ -290,3 +290,15 @@ def test_a_slow_commit_to_another_scope_keeps_the_answers_while_the_poller_watch
             assert after == hits + 1
     finally:
         engine.close()
+
+
+def test_the_listening_socket_sends_without_delay() -> None:
+    # Without TCP_NODELAY an answer written as headers then body waits for the client's delayed
+    # ACK: about 40 ms per request on a keep-alive connection under the asyncio loop.
+    from memu_server.runner import bind_tcp
+
+    sock = bind_tcp("127.0.0.1", 0)
+    try:
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        sock.close()
