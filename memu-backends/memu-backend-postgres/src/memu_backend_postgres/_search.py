@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from memu_backend_postgres import _lexical
-from memu_backend_postgres._meta import read_live
+from memu_backend_postgres._meta import Live, read_live
 from memu_backend_postgres._rows import tracks_sql, where_sql
 from memu_core.text import CandidateRule, candidate_rules
 from memu_core.types import Hit, Where
 
-EF_SEARCH = 100
-"""HNSW candidate list per search (pgvector's default is 40); more candidates, better recall."""
+EF_SEARCH = 200
+"""HNSW candidate list per search (pgvector's default is 40), set on every pooled connection:
+enough for the engine's 100 segment candidates; more candidates, better recall."""
 
 BUDGET = 10_000
 """Matching rows scored before the candidates narrow to the rarest terms (the SQLite store's;
@@ -44,16 +45,19 @@ def lexical(
     if not terms or limit <= 0:
         return []
     table, rows_col, tokens_col = _TABLES[kind]
-    n_rows, n_tokens = conn.execute(sa.text(f"SELECT {rows_col}, {tokens_col} FROM memu_meta WHERE id = 1")).one()
+    # The corpus totals and the terms' document frequencies in one round trip.
+    stats = conn.execute(
+        sa.text(
+            f"SELECT m.{rows_col} AS n_rows, m.{tokens_col} AS n_tokens, "
+            "(SELECT coalesce(jsonb_object_agg(term, df), '{}'::jsonb) FROM memu_terms "
+            "WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))) AS df FROM memu_meta m WHERE m.id = 1"
+        ),
+        {"kind": kind, "terms": terms},
+    ).one()
+    n_rows, n_tokens = int(stats.n_rows), int(stats.n_tokens)
     if not n_rows:
         return []
-    df = {
-        row.term: int(row.df)
-        for row in conn.execute(
-            sa.text("SELECT term, df FROM memu_terms WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))"),
-            {"kind": kind, "terms": terms},
-        )
-    }
+    df = {term: int(count) for term, count in stats.df.items()}
     # FTS5's bm25(): IDF floored at 1e-6; the document length counts every column, including the
     # SQLite store's one-word marker column (EXTRA_TOKENS), so lengths here add it too.
     extra = _lexical.EXTRA_TOKENS[kind]
@@ -74,23 +78,23 @@ def lexical(
         # planner folds each key lookup to a constant instead of a parameter per row.
         quoted = term.replace("'", "''")
         freqs.append(f"coalesce((x.tf ->> '{quoted}')::float8, 0) AS f{i}")
-        parts.append(f"{weight!r}::float8 * t.f{i} * {k1 + 1!r}::float8 / (t.f{i} + n.k)")
+        parts.append(f"{weight!r}::float8 * f{i} * {k1 + 1!r}::float8 / (f{i} + k)")
+    # The inner query reads each candidate's term frequencies once (OFFSET 0 keeps the planner
+    # from inlining them into every reference, which doubled the JSON lookups, the main cost).
     sql = f"""
-        SELECT x.id, {" + ".join(parts)} AS score
-        FROM {table} x
-        CROSS JOIN LATERAL (
-            SELECT {k1!r}::float8 * ({1 - b!r}::float8
-                   + {b!r}::float8 * (x.ntokens + {int(extra)}) / {avgdl!r}::float8) AS k
-        ) n
-        CROSS JOIN LATERAL (SELECT {", ".join(freqs)}) t
-        WHERE x.tsv @@ CAST(:tsq AS tsquery){filters}
-        ORDER BY score DESC, x.id
+        SELECT id, {" + ".join(parts)} AS score
+        FROM (
+            SELECT x.id, {k1!r}::float8 * ({1 - b!r}::float8
+                   + {b!r}::float8 * (x.ntokens + {int(extra)}) / {avgdl!r}::float8) AS k,
+                   {", ".join(freqs)}
+            FROM {table} x
+            WHERE x.tsv @@ CAST(:tsq AS tsquery){filters}
+            OFFSET 0
+        ) c
+        ORDER BY score DESC, id
         LIMIT :limit
     """
     hits: list[Hit] = []
-    # Scoring thousands of candidates is CPU work a parallel plan only spreads thin: on a busy
-    # server its worker start-up costs more than it saves, and concurrent searches need the cores.
-    conn.execute(sa.text("SET LOCAL max_parallel_workers_per_gather = 0"))
     for rule in candidate_rules(terms, df, BUDGET, typed):
         params["tsq"] = _tsquery(rule, df)
         hits = [Hit(row.id, float(row.score)) for row in conn.execute(sa.text(sql), params)]
@@ -114,6 +118,11 @@ def _tsquery(rule: CandidateRule, df: dict[str, int]) -> str:
     return " & ".join(f"({_lexical.tsquery_literal(g)})" for g in (held(rule.required), *groups))
 
 
+def needs_transaction(limit: int) -> bool:
+    """Whether a dense search for ``limit`` hits must raise ``ef_search`` (in a transaction)."""
+    return 2 * limit > EF_SEARCH
+
+
 def dense(
     conn: Any,
     kind: Literal["s", "r"],
@@ -121,15 +130,19 @@ def dense(
     where: Where,
     tracks: Sequence[str] | None,
     limit: int,
-    iterative: bool,
-) -> list[Hit]:
-    """Best-first cosine hits among rows holding a live vector; ``[]`` before any vector."""
+    live: Live,
+) -> list[Hit] | None:
+    """Best-first cosine hits among rows holding a vector of ``live`` (the caller's cached view of
+    the live fingerprint); ``None`` when the store's live fingerprint is no longer ``live``.
+
+    One statement (no transaction needed: it reads one snapshot). It checks the cached
+    fingerprint itself, so the store reads ``memu_meta`` only when a switch made its cache stale.
+    """
     import numpy as np
     import sqlalchemy as sa
 
     params: dict[str, Any] = {}
     filters = where_sql(where, params, "x") + tracks_sql(tracks, params, "x")  # validates first
-    live = read_live(conn)
     if live.fp_id is None or live.fingerprint is None or limit <= 0:
         return []
     query = np.asarray(vector, dtype=np.float32)
@@ -144,18 +157,23 @@ def dense(
         )
     table = _TABLES[kind][0]
     params.update(q=query, limit=limit)
-    # HNSW returns ef_search candidates before the scope filter runs; a larger pool and (with
-    # pgvector >= 0.8) an iterative scan keep a narrow scope from coming back short.
-    conn.execute(sa.text(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, min(2 * limit, 1000))}"))
-    if iterative:
-        conn.execute(sa.text("SET LOCAL hnsw.iterative_scan = strict_order"))
+    # HNSW returns ef_search candidates before the scope filter runs; the connection's default
+    # (EF_SEARCH, with pgvector >= 0.8 an iterative scan) keeps a narrow scope from coming back
+    # short. Only a limit past half of it needs a larger pool, set for this query's transaction.
+    if needs_transaction(limit):
+        conn.execute(sa.text(f"SELECT set_config('hnsw.ef_search', '{min(2 * limit, 1000)}', true)"))
     # The cast and the fp_id literal must match the partial index expression exactly for the
     # planner to use it; both are integers read from our own tables.
+    fp = int(live.fp_id)
     distance = f"(x.embedding::vector({int(dim)}) <=> CAST(:q AS vector({int(dim)})))"
     sql = f"""
         SELECT x.id, 1 - {distance} AS score FROM {table} x
-        WHERE x.fp_id = {int(live.fp_id)}{filters}
+        WHERE x.fp_id = {fp}{filters}
+          AND (SELECT live_fp_id FROM memu_meta WHERE id = 1) = {fp}
         ORDER BY {distance}
         LIMIT :limit
     """
-    return [Hit(row.id, float(row.score)) for row in conn.execute(sa.text(sql), params)]
+    hits = [Hit(row.id, float(row.score)) for row in conn.execute(sa.text(sql), params)]
+    if not hits and read_live(conn).fp_id != fp:
+        return None
+    return hits

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from memu_backend_postgres import _history
 from memu_backend_postgres._pool import PoolOptions, merge, split_pool_options
 from memu_backend_postgres._url import ACCEPTED_SCHEMES, display_url, normalise_url
-from memu_core.errors import UsageError
+from memu_core.errors import StoreError, UsageError
 from memu_core.interfaces import MemoryStore
 from memu_core.types import (
     ChangeSet,
@@ -34,6 +34,9 @@ from memu_core.types import (
     Where,
 )
 
+if TYPE_CHECKING:
+    from memu_backend_postgres._meta import Live
+
 T = TypeVar("T")
 
 
@@ -49,6 +52,7 @@ class PostgresStore(MemoryStore):
         self._engine = engine
         self._iterative = iterative_scan
         self._pool = pool or PoolOptions()
+        self._live: Live | None = None  # the live fingerprint as last read; dense searches check it
 
     @classmethod
     def open(
@@ -110,17 +114,35 @@ class PostgresStore(MemoryStore):
 
     # -- transaction helpers ------------------------------------------------------------
     @contextmanager
-    def _read(self) -> Iterator[Any]:
+    def _read(self, single: bool) -> Iterator[Any]:
         with self._engine.connect() as conn:
+            if single:
+                # One statement reads one snapshot by itself: no BEGIN and COMMIT round trips.
+                yield conn.execution_options(isolation_level="AUTOCOMMIT")
+                return
             conn = conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
             with conn.begin():
                 yield conn
 
-    def _reading(self, action: str, work: Callable[[Any], T]) -> T:
+    def _reading(self, action: str, work: Callable[[Any], T], single: bool = False) -> T:
+        """Run ``work`` in a read-only snapshot (``single``: it issues one statement).
+
+        A pooled connection that died with a server restart fails its first statement; the
+        pool then drops it and every older one, and the read runs once more on a fresh one.
+        """
+        import sqlalchemy.exc as sa_exc
+
         from memu_backend_postgres._engine import translated
 
-        with translated(self._url, action, self._pool), self._read() as conn:
-            return work(conn)
+        with translated(self._url, action, self._pool):
+            try:
+                with self._read(single) as conn:
+                    return work(conn)
+            except sa_exc.DBAPIError as exc:
+                if not exc.connection_invalidated:
+                    raise
+            with self._read(single) as conn:
+                return work(conn)
 
     def _writing(self, action: str, work: Callable[[Any], T]) -> T:
         from memu_backend_postgres._engine import translated
@@ -133,7 +155,9 @@ class PostgresStore(MemoryStore):
         """The live embedding fingerprint, or ``None`` before the first vector."""
         from memu_backend_postgres._meta import read_live
 
-        return self._reading("reading the fingerprint", lambda conn: read_live(conn).fingerprint)
+        live = self._reading("reading the fingerprint", read_live, single=True)
+        self._live = live
+        return live.fingerprint
 
     def generation(self) -> int:
         """The write counter kept in ``memu_meta`` (bumped by every committed write)."""
@@ -161,7 +185,7 @@ class PostgresStore(MemoryStore):
         wanted = list(dict.fromkeys(paths))
         if not wanted:
             return {}
-        return self._reading("reading resources", lambda conn: _reads.get_resources(conn, scope, wanted))
+        return self._reading("reading resources", lambda conn: _reads.get_resources(conn, scope, wanted), single=True)
 
     # -- writes -------------------------------------------------------------------------
     def apply(self, changes: ChangeSet) -> None:
@@ -172,6 +196,7 @@ class PostgresStore(MemoryStore):
             _history.note(conn, changes.note)  # what the history trigger stamps and keeps
             _write.apply(conn, changes)
 
+        self._live = None  # the first vectors make a fingerprint live: read it afresh after
         self._writing("committing", work)
 
     def delete_file(self, scope: Scope, track: str, name: str, *, note: HistoryNote | None = None) -> RecallFile | None:
@@ -219,7 +244,7 @@ class PostgresStore(MemoryStore):
 
         if limit < 1:
             raise UsageError(f"limit={limit} is out of range; ask for at least 1 file per page")
-        return self._reading("listing files", lambda conn: _reads.list_files(conn, where, after, limit))
+        return self._reading("listing files", lambda conn: _reads.list_files(conn, where, after, limit), single=True)
 
     def search_segments_lexical(self, query: str, where: Where, tracks: Sequence[str] | None, limit: int) -> list[Hit]:
         """Best-first BM25 segment hits for ``query`` (text weighted above context)."""
@@ -231,12 +256,7 @@ class PostgresStore(MemoryStore):
         self, vector: Sequence[float], where: Where, tracks: Sequence[str] | None, limit: int
     ) -> list[Hit]:
         """Best-first segment hits by cosine similarity (HNSW over the live fingerprint)."""
-        from memu_backend_postgres import _search
-
-        return self._reading(
-            "searching segments",
-            lambda conn: _search.dense(conn, "s", vector, where, tracks, limit, self._iterative),
-        )
+        return self._dense("s", vector, where, tracks, limit)
 
     def search_resources_lexical(self, query: str, where: Where, limit: int) -> list[Hit]:
         """Best-first BM25 resource hits over description (and, weighted lower, path)."""
@@ -246,12 +266,29 @@ class PostgresStore(MemoryStore):
 
     def search_resources_dense(self, vector: Sequence[float], where: Where, limit: int) -> list[Hit]:
         """Best-first resource hits by cosine similarity of their description vectors."""
-        from memu_backend_postgres import _search
+        return self._dense("r", vector, where, None, limit)
 
-        return self._reading(
-            "searching resources",
-            lambda conn: _search.dense(conn, "r", vector, where, None, limit, self._iterative),
-        )
+    def _dense(
+        self, kind: Literal["s", "r"], vector: Sequence[float], where: Where, tracks: Sequence[str] | None, limit: int
+    ) -> list[Hit]:
+        from memu_backend_postgres import _search
+        from memu_backend_postgres._meta import read_live
+
+        action = "searching segments" if kind == "s" else "searching resources"
+        single = not _search.needs_transaction(limit)
+        for _ in range(3):
+            live = self._live
+            if live is None or live.fp_id is None:  # "no vectors yet" is never trusted from a cache
+                live = self._live = self._reading("reading the fingerprint", read_live, single=True)
+
+            def search(conn: Any, live: Live = live) -> list[Hit] | None:
+                return _search.dense(conn, kind, vector, where, tracks, limit, live)
+
+            hits = self._reading(action, search, single=single)
+            if hits is not None:
+                return hits
+            self._live = None  # a fingerprint switch since the cache was filled: read it again
+        raise StoreError(f"postgres store {display_url(self._url)}: the live fingerprint kept changing; search again")
 
     def fetch_segments(self, ids: Sequence[str]) -> dict[str, Segment]:
         """Segments by id; unknown ids are left out."""
@@ -259,7 +296,7 @@ class PostgresStore(MemoryStore):
 
         if not ids:
             return {}
-        return self._reading("fetching segments", lambda conn: _reads.fetch_segments(conn, ids))
+        return self._reading("fetching segments", lambda conn: _reads.fetch_segments(conn, ids), single=True)
 
     def fetch_files(self, ids: Sequence[str]) -> dict[str, RecallFile]:
         """Files by id; unknown ids are left out."""
@@ -267,7 +304,7 @@ class PostgresStore(MemoryStore):
 
         if not ids:
             return {}
-        return self._reading("fetching files", lambda conn: _reads.fetch_files(conn, ids))
+        return self._reading("fetching files", lambda conn: _reads.fetch_files(conn, ids), single=True)
 
     def fetch_resources(self, ids: Sequence[str]) -> dict[str, Resource]:
         """Resources by id; unknown ids are left out."""
@@ -275,7 +312,7 @@ class PostgresStore(MemoryStore):
 
         if not ids:
             return {}
-        return self._reading("fetching resources", lambda conn: _reads.fetch_resources(conn, ids))
+        return self._reading("fetching resources", lambda conn: _reads.fetch_resources(conn, ids), single=True)
 
     # -- re-embedding -------------------------------------------------------------------
     def texts_to_embed(self, fingerprint: Fingerprint, limit: int) -> list[tuple[str, str, str]]:
