@@ -60,3 +60,23 @@ def test_an_unreachable_server_is_store_busy_without_the_password() -> None:
         PostgresStore.open(f"postgresql://memu:hunter22@127.0.0.1:{port}/memu?connect_timeout=2")
     assert "hunter22" not in str(caught.value)
     assert "check that the server is up" in str(caught.value)
+
+
+def test_a_read_after_the_servers_connections_were_cut_retries_on_a_fresh_one(pg_url: str) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    store = PostgresStore.open(f"{pg_url}&application_name=memu-cut-test")
+    try:
+        assert store.list_files({}, None, 10) == ([], None)  # a pooled connection, now idle
+        plain = make_url(pg_url).set(drivername="postgresql").render_as_string(hide_password=False)
+        with psycopg.connect(plain, autocommit=True) as admin:
+            # What a server restart does to the pool: every connection of this client is gone.
+            cut = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'memu-cut-test'"
+            ).fetchone()
+        assert cut and cut[0] >= 1
+        assert store.list_files({}, None, 10) == ([], None)  # no error: retried on a new connection
+        assert store.fingerprint() is None
+    finally:
+        store.close()
