@@ -228,6 +228,12 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--write-every", type=float, default=0.5)
     parser.add_argument("--only", default="", help="Comma-separated row names to run (default: all).")
+    parser.add_argument(
+        "--server-src",
+        default="",
+        help="Run the memu_server package from this src folder instead (e.g. an older commit's, as a peer).",
+    )
+    parser.add_argument("--clients", default="16,64", help="Client counts, comma-separated.")
     args = parser.parse_args()
     only = {x for x in args.only.split(",") if x}
 
@@ -247,9 +253,10 @@ def main() -> int:
     writer_key, _ = keys.create("writer")
     keys.close()
     port = free_port()
+    peer = {"PYTHONPATH": args.server_src} if args.server_src else {}
     proc = subprocess.Popen(
         [sys.executable, "-m", "memu_server", "serve", "--port", str(port)],
-        env={**env, "MEMU_SERVER_KEYS": str(tmp / "keys.sqlite3")},
+        env={**env, "MEMU_SERVER_KEYS": str(tmp / "keys.sqlite3"), **peer},
         stderr=subprocess.PIPE,
     )
     wait_until_up(port, proc, timeout=900)  # the first start exports MiniLM to ONNX (minutes when loaded)
@@ -357,7 +364,7 @@ def main() -> int:
 
         other = committing("writer", writer_key)
         same = committing("teammate", key)
-        for clients in (16, 64):
+        for clients in (int(c) for c in args.clients.split(",")):
             row(
                 "floor", f"floor: fixed answer, no app, {clients} clients", floor_port, make=floor_make, clients=clients
             )
