@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 POLL_SECONDS = 0.1
 """How often the generation is read to notice writes made by other processes or replicas."""
+MAX_BACKOFF = 5.0
+"""Longest pause between polls while the store keeps failing."""
 MAX_ANSWERS = 4096
 """Answers kept (least recently used dropped first); a few KB each."""
 
@@ -168,13 +170,16 @@ class Poller:
             self._thread.join(5)
 
     def _run(self) -> None:
-        while not self._stop.wait(self._interval):
+        wait = self._interval
+        while not self._stop.wait(wait):
             try:
                 generation = self._read()  # type: ignore[operator]
             except Exception:
-                # The store is unreachable (a database restart): what was cached may be stale
-                # by the time it is back, so drop it and keep polling.
+                # The store is unreachable (a database restart) or closed: what was cached may
+                # be stale by the time it is back, so drop it, and poll less often meanwhile.
                 self.errors += 1
                 self._cache.clear()
+                wait = min(MAX_BACKOFF, wait * 2)
                 continue
+            wait = self._interval
             self._cache.observe(int(generation))
