@@ -128,13 +128,24 @@ def button(driver: Any, text: str) -> Any:
 
 def then(driver: Any, action: Any, selector: str = "h1") -> None:
     """Do ``action`` (a click, a key) that loads a new page, and wait until it has loaded."""
-    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.wait import WebDriverWait
 
     old = one(driver, "html")
+
+    def replaced(_: Any) -> bool:
+        # Mid-navigation Chrome answers a question about the old page's node either "stale" or
+        # "node does not belong to the document" (a plain WebDriverException): both mean it is gone.
+        try:
+            old.is_enabled()
+        except WebDriverException:
+            return True
+        return False
+
     action()
-    WebDriverWait(driver, 30).until(ec.staleness_of(old))
-    WebDriverWait(driver, 30).until(lambda d: by_css(d, selector))
+    WebDriverWait(driver, 30).until(replaced)
+    # The same answer can come while the new page's nodes are being looked up: ask again.
+    WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(lambda d: by_css(d, selector))
 
 
 def check_page(driver: Any, artifacts: Path, shot: str) -> None:

@@ -63,7 +63,12 @@ def test_the_pattern_finds_what_it_should() -> None:
 
 # The per-turn warm client repeats the few names it needs rather than import the layout module
 # (whose pathlib and dataclasses it must not pay for, ADR 0020); the test below holds them equal.
-MIRRORS = {LAYOUT_MODULE.parent / "_serve" / "turn.py"}
+# The local embedder's models folder is repeated for the same reason (memu_core.settings loads
+# pydantic); tests/test_cold_hybrid_retrieve.py holds it equal to memu_core.settings.models_dir.
+MIRRORS = {
+    LAYOUT_MODULE.parent / "_serve" / "turn.py",
+    REPO / "memu-backends" / "memu-embed-local" / "src" / "memu_embed_local" / "model.py",
+}
 
 
 def test_only_the_layout_module_names_memus_files() -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from memu_backend_postgres.migrate import HEAD_REVISION
 
 
 def _memu(args: list[str], env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -73,7 +74,7 @@ def test_cli_end_to_end_lexical(tmp_path: Path, new_database: Callable[[], str])
         assert done.returncode == 0, (args, done.stderr)
         assert "pw-Never-Shown" not in done.stdout + done.stderr
         outs.append(done.stdout)
-    assert outs[0].startswith("none") and outs[2].strip() == "0001"
+    assert outs[0].startswith("none") and outs[2].strip() == HEAD_REVISION
     found = json.loads(outs[4])
     assert found["files"][0]["name"] == "deploy"
     assert found["resources"][0]["url"] == "ops/deploy.sh"

@@ -77,6 +77,20 @@ def write_json(path: Path, value: Any, *, compact: bool = False, mode: int | Non
     write_text(path, text + "\n", mode=mode)
 
 
+def scratch_file(text: str, *, prefix: str, suffix: str) -> Path:
+    """A new private (0600) file in the system temp folder holding ``text``, for a person to edit.
+
+    Not durable and not atomic on purpose: it is a draft, and the caller deletes it. It lives here
+    so that this module stays the only one that makes temp files.
+    """
+    import tempfile
+
+    fd, raw = tempfile.mkstemp(prefix=prefix, suffix=suffix)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+    return Path(raw)
+
+
 def read_json(path: Path, default: Any) -> Any:
     """The JSON in ``path``, or ``default`` when it is missing or unreadable (fail open)."""
     try:

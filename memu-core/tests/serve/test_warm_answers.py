@@ -99,7 +99,12 @@ def test_commits_are_visible_to_the_next_warm_retrieve(home: Path) -> None:
     proc.wait(30)
 
 
-PLAIN = {"as_json": False, "max_bytes": None, **dict.fromkeys(("db", "provider", "embed_model", "base_url", "api_key"))}
+PLAIN = {
+    "as_json": False,
+    "output_format": "json",
+    "max_bytes": None,
+    **dict.fromkeys(("db", "provider", "embed_model", "base_url", "api_key")),
+}
 """What memU's --json and local overrides parse to when absent."""
 
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memu_core import _markdown
+from memu_core import _atomic, _markdown
 from memu_core._cli.history_run import local_engine
 from memu_core._cli.output import print_json
 from memu_core.errors import ConflictError, MemuError, UsageError
@@ -89,10 +88,7 @@ def _report(saved: dict[str, object] | None, name: str, track: str, as_json: boo
 
 def _temp_file(name: str, text: str) -> Path:
     stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:40] or "file"
-    fd, raw = tempfile.mkstemp(prefix=f"memu-edit-{stem}-", suffix=".md")  # 0600: it holds memory
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-    return Path(raw)
+    return _atomic.scratch_file(text, prefix=f"memu-edit-{stem}-", suffix=".md")  # 0600: it holds memory
 
 
 def _run_editor(path: Path) -> None:
