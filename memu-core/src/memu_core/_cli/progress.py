@@ -266,7 +266,9 @@ def watch_embedding(progress: Progress) -> Iterator[None]:
             progress.note("loading the embedding model in this process (a local model takes a while the first time)")
             return build()
 
-        inner = previous(loud_build) if previous is not None else loud_build()
+        # Behind the warm-server route the route itself says when it falls back to loading the
+        # model here (and how many texts wait for it); a second line would repeat it.
+        inner = previous(build) if previous is not None else loud_build()
         return WatchedEmbedder(inner, progress)
 
     _compose.set_embedder_front(front)
