@@ -42,10 +42,46 @@ WRITE = os.environ.get("MEMU_WRITE_GOLDEN") == "1"
 """Read at import: the ``memu_home`` fixture clears every ``MEMU_*`` variable."""
 MTIME = 1_780_000_000
 WORDS = (
-    "the build fails when pytest runs the integration suite against sqlite because the fixture opens "
-    "a second connection without WAL deploy config docker compose kubernetes helm chart values "
-    'staging production rollback ünïcode 日本語 {braces} [brackets] \\ back\\slash "quoted" tab\there'
-).split(" ")
+    "the",
+    "build",
+    "fails",
+    "when",
+    "pytest",
+    "runs",
+    "the",
+    "integration",
+    "suite",
+    "against",
+    "sqlite",
+    "because",
+    "the",
+    "fixture",
+    "opens",
+    "a",
+    "second",
+    "connection",
+    "without",
+    "WAL",
+    "deploy",
+    "config",
+    "docker",
+    "compose",
+    "kubernetes",
+    "helm",
+    "chart",
+    "values",
+    "staging",
+    "production",
+    "rollback",
+    "ünïcode",
+    "日本語",
+    "{braces}",
+    "[brackets]",
+    "\\",
+    "back\\slash",
+    '"quoted"',
+    "tab\there",
+)
 
 
 def _text(rng: random.Random, n: int) -> str:
