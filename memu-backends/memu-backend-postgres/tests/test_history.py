@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from memu_backend_postgres import PostgresStore
+from memu_backend_postgres._schema import HEAD_REVISION
 
 from memu_core.interfaces import MemoryStore
 from memu_core.testing.history_contract import HistoryContract
@@ -46,7 +47,7 @@ def test_a_store_from_before_history_upgrades_and_keeps_its_files(new_database: 
         engine.dispose()
     store = PostgresStore.open(url)  # upgrades to the head revision on open
     try:
-        assert PostgresStore.schema_revision(url) == "0002"
+        assert PostgresStore.schema_revision(url) == HEAD_REVISION
         (current,) = store.file_history(Scope(), "memory", "legacy")
         assert (current.version, current.actor, current.action, current.content) == (
             3,

@@ -4,6 +4,9 @@ A commit of many files costs a few statements, not a few per file: the file rows
 change set are locked, checked and written in bulk, the new segments arrive through one ``COPY``,
 and the BM25 statistics move in one statement at the end. Everything happens in the caller's one
 transaction, so a commit that fails or is killed half-way leaves nothing behind.
+
+Segment vectors are written *pending* (ADR 0029): into ``pending_embedding``, outside the HNSW
+graph, which a fold links them into after the commit (:mod:`memu_backend_postgres._fold`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ def _vector(values: Sequence[float], dimension: int, what: str) -> Any:
 _SEGMENT_COLUMNS = (
     "id, file_id, user_id, agent_id, track, kind, ordinal, text, context, tsv, ntokens, tf, fp_id, embedding"
 )
+_PENDING_COLUMNS = _SEGMENT_COLUMNS.replace("fp_id, embedding", "pending_fp, pending_embedding")
 # The COPY target: the segment columns as plain types (psycopg has no binary tsvector), moved into
 # memu_segments by one INSERT … SELECT. Kept per connection, emptied by every commit.
 _STAGE = "memu_new_segments"
@@ -59,6 +63,15 @@ class _SegmentPlan:
     updates: list[dict[str, Any]] = field(default_factory=list)
     vectors: list[dict[str, Any]] = field(default_factory=list)
     inserts: list[tuple[Any, ...]] = field(default_factory=list)
+    defer: bool = True
+    """Write vectors pending (outside the graph) rather than linking each into it now."""
+
+    @property
+    def pending(self) -> int:
+        """Vectors this plan leaves pending."""
+        if not self.defer:
+            return 0
+        return len(self.vectors) + sum(1 for row in self.inserts if row[-1] is not None)
 
 
 def _conflict(write: FileWrite, found: int | None) -> WriteConflict:
@@ -211,8 +224,11 @@ def _plan_file(
             delta.add("s", old.tf.keys(), old.ntokens, -1)
 
 
-def _write_round(conn: Any, writes: list[FileWrite], now: Any, fp_id: int | None, dim: int, delta: Delta) -> None:
-    """Lock, check and write one round of file writes (each file at most once)."""
+def _write_round(
+    conn: Any, writes: list[FileWrite], now: Any, fp_id: int | None, dim: int, delta: Delta, defer: bool
+) -> int:
+    """Lock, check and write one round of file writes (each file at most once); return the
+    number of vectors left pending."""
     import sqlalchemy as sa
 
     for write in writes:
@@ -241,11 +257,12 @@ def _write_round(conn: Any, writes: list[FileWrite], now: Any, fp_id: int | None
             {"ids": [fid for fid, _ in changed]},
         ):
             existing.setdefault(row.file_id, []).append(row)
-    plan = _SegmentPlan()
+    plan = _SegmentPlan(defer=defer)
     for write in writes:
         fid = ids[_key(write)]
         _plan_file(write, fid, existing.get(fid, []), fp_id, dim, plan, delta)
     _write_segments(conn, plan)
+    return plan.pending
 
 
 def _write_segments(conn: Any, plan: _SegmentPlan) -> None:
@@ -262,13 +279,21 @@ def _write_segments(conn: Any, plan: _SegmentPlan) -> None:
             plan.updates,
         )
     if plan.vectors:
-        conn.execute(sa.text("UPDATE memu_segments SET embedding = :v, fp_id = :fp WHERE id = :id"), plan.vectors)
+        # A stored text that gets its first vector: out of the graph (if it was ever in) and
+        # pending, or linked at once when not deferring.
+        columns = (
+            "fp_id = NULL, embedding = NULL, pending_embedding = :v, pending_fp = :fp"
+            if plan.defer
+            else "embedding = :v, fp_id = :fp, pending_embedding = NULL, pending_fp = NULL"
+        )
+        conn.execute(sa.text(f"UPDATE memu_segments SET {columns} WHERE id = :id"), plan.vectors)
     if plan.inserts:
-        _copy_segments(conn, plan.inserts)
+        _copy_segments(conn, plan.inserts, plan.defer)
 
 
-def _copy_segments(conn: Any, rows: list[tuple[Any, ...]]) -> None:
-    """Insert new segment rows through one binary ``COPY`` (vectors travel as raw floats)."""
+def _copy_segments(conn: Any, rows: list[tuple[Any, ...]], defer: bool) -> None:
+    """Insert new segment rows through one binary ``COPY`` (vectors travel as raw floats);
+    ``defer`` puts their vectors in the pending columns, which no HNSW index covers."""
     import sqlalchemy as sa
 
     conn.execute(
@@ -284,8 +309,9 @@ def _copy_segments(conn: Any, rows: list[tuple[Any, ...]]) -> None:
             copy.set_types(_STAGE_TYPES)
             for row in rows:
                 copy.write_row(row)
+        target = _PENDING_COLUMNS if defer else _SEGMENT_COLUMNS
         cursor.execute(
-            f"INSERT INTO memu_segments ({_SEGMENT_COLUMNS}) SELECT id, file_id, user_id, agent_id, track, kind, "
+            f"INSERT INTO memu_segments ({target}) SELECT id, file_id, user_id, agent_id, track, kind, "
             "ordinal, text, context, tsv::tsvector, ntokens, tf::jsonb, fp_id, embedding "
             f"FROM {_STAGE}"
         )
@@ -374,8 +400,10 @@ def _check_vectors(changes: ChangeSet) -> None:
             )
 
 
-def apply(conn: Any, changes: ChangeSet) -> None:
-    """Write ``changes`` inside the caller's transaction (see ``MemoryStore.apply``).
+def apply(conn: Any, changes: ChangeSet, defer: bool = True) -> int:
+    """Write ``changes`` inside the caller's transaction (see ``MemoryStore.apply``); return the
+    number of segment vectors it left pending (``defer``; otherwise each is linked into the
+    HNSW graph now, as before ADR 0029).
 
     Runs beside other writes: it holds the writers' lock shared, locks only the file and
     resource rows it writes (in key order), and the statistics rows at the very end.
@@ -396,11 +424,14 @@ def apply(conn: Any, changes: ChangeSet) -> None:
         fp_id = None  # no vectors may arrive without their fingerprint
     now = utcnow()
     delta = Delta()
+    pending = 0
     for writes in _rounds(changes.files):
-        _write_round(conn, writes, now, fp_id, dim, delta)
+        pending += _write_round(conn, writes, now, fp_id, dim, delta, defer)
+    # Resources keep the incremental path: a commit writes a handful, not thousands.
     for resource in sorted(changes.resources, key=lambda r: (r.scope.user_id, r.scope.agent_id, r.path)):
         _write_resource(conn, resource, now, fp_id, dim, delta)
     delta.flush(conn)
+    return pending
 
 
 def delete_file(conn: Any, scope: Scope, track: str, name: str) -> RecallFile | None:

@@ -6,6 +6,10 @@ SQLAlchemy, psycopg, pgvector and numpy load inside :meth:`PostgresStore.open` a
 Transactions: every write takes the writer lock (the ``memu_meta`` row) first and runs in one
 READ COMMITTED transaction; every read runs in one REPEATABLE READ read-only transaction, so a
 reader that issues several statements sees one snapshot and never half a commit.
+
+Segment vectors are committed *pending*, outside the HNSW graph, and folded into it in bounded
+batches afterwards (ADR 0029): by a background thread of the process that committed, by a writer
+whose commit left more than ``PENDING_LIMIT`` behind, and by ``memu db upgrade``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from memu_backend_postgres import _history
+from memu_backend_postgres._folder import Folder
 from memu_backend_postgres._pool import PoolOptions, merge, split_pool_options
 from memu_backend_postgres._url import ACCEPTED_SCHEMES, display_url, normalise_url
 from memu_core.errors import StoreError, UsageError
@@ -46,13 +51,24 @@ class PostgresStore(MemoryStore):
     name: ClassVar[str] = "postgres"
     url_schemes: ClassVar[tuple[str, ...]] = ACCEPTED_SCHEMES
 
-    def __init__(self, url: str, engine: Any, iterative_scan: bool, pool: PoolOptions | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        engine: Any,
+        iterative_scan: bool,
+        pool: PoolOptions | None = None,
+        *,
+        defer_graph: bool = True,
+        background_fold: bool = True,
+    ) -> None:
         """Use :meth:`open`; this only wires an already migrated engine."""
         self._url = url
         self._engine = engine
         self._iterative = iterative_scan
         self._pool = pool or PoolOptions()
         self._live: Live | None = None  # the live fingerprint as last read; dense searches check it
+        self._defer = defer_graph
+        self._folder = Folder(self._fold_once) if background_fold else None
 
     @classmethod
     def open(
@@ -62,8 +78,15 @@ class PostgresStore(MemoryStore):
         pool_size: int | None = None,
         pool_timeout: float | None = None,
         max_overflow: int | None = None,
+        defer_graph: bool = True,
+        background_fold: bool = True,
     ) -> PostgresStore:
         """Connect to ``url`` (any accepted scheme), migrate to head when needed, return the store.
+
+        ``defer_graph`` (the default) commits segment vectors pending, outside the HNSW graph;
+        ``background_fold`` folds them in from a thread of this process after each commit
+        (ADR 0029). Without it they wait for :meth:`fold_pending`, another process's folder,
+        or a commit that pushes the backlog past ``PENDING_LIMIT``.
 
         The connection pool keeps ``pool_size`` connections (plus ``max_overflow`` under a
         burst) and makes a caller wait at most ``pool_timeout`` seconds for one before raising
@@ -93,14 +116,28 @@ class PostgresStore(MemoryStore):
                 engine.dispose()
                 raise
         major_minor = tuple(int(p) for p in str(version or "0.0").split(".")[:2])
-        return cls(target, engine, iterative_scan=major_minor >= (0, 8), pool=pool)
+        return cls(
+            target,
+            engine,
+            iterative_scan=major_minor >= (0, 8),
+            pool=pool,
+            defer_graph=defer_graph,
+            background_fold=background_fold,
+        )
 
     @classmethod
     def upgrade_schema(cls, url: str) -> str | None:
-        """``memu db upgrade``: migrate the database at ``url`` to head; return the revision."""
+        """``memu db upgrade``: migrate the database at ``url`` to head, then fold every pending
+        vector into the HNSW graph (ADR 0029); return the revision."""
         from memu_backend_postgres.migrate import upgrade
 
-        return upgrade(url)
+        revision = upgrade(url)
+        store = cls.open(url, background_fold=False)
+        try:
+            store.fold_pending()
+        finally:
+            store.close()
+        return revision
 
     @classmethod
     def schema_revision(cls, url: str) -> str | None:
@@ -192,12 +229,57 @@ class PostgresStore(MemoryStore):
         """Write a whole commit in one transaction (see :meth:`MemoryStore.apply`)."""
         from memu_backend_postgres import _write
 
-        def work(conn: Any) -> None:
+        def work(conn: Any) -> int:
             _history.note(conn, changes.note)  # what the history trigger stamps and keeps
-            _write.apply(conn, changes)
+            return _write.apply(conn, changes, self._defer)
 
         self._live = None  # the first vectors make a fingerprint live: read it afresh after
-        self._writing("committing", work)
+        if self._writing("committing", work):
+            self._after_pending_commit()
+
+    # -- pending vectors (docs/adr/0029-deferred-hnsw-inserts.md) -------------------------
+    def _after_pending_commit(self) -> None:
+        """After a commit that left vectors pending: fold what exceeds ``PENDING_LIMIT`` now
+        (so a backlog never grows past what a search can scan cheaply), the rest in the
+        background. The commit itself is already durable and visible."""
+        from memu_backend_postgres._fold import PENDING_LIMIT
+
+        if self.pending_vectors() > PENDING_LIMIT:
+            self.fold_pending(keep=PENDING_LIMIT)
+        if self._folder is not None:
+            self._folder.wake()
+
+    def pending_vectors(self) -> int:
+        """Segment vectors committed but not yet linked into the HNSW graph (searches read
+        them exactly meanwhile)."""
+        from memu_backend_postgres._fold import pending_count
+
+        return self._reading("counting pending vectors", pending_count, single=True)
+
+    def fold_pending(self, keep: int = 0, batch: int | None = None) -> int:
+        """Link pending vectors into the HNSW graph, ``batch`` per transaction, until at most
+        ``keep`` are left (or only rows other writers hold right now); return how many moved.
+        Answers do not change; concurrent folds take turns on an advisory lock."""
+        from memu_backend_postgres._fold import FOLD_BATCH
+
+        size = FOLD_BATCH if batch is None else batch
+        if size < 1 or keep < 0:
+            raise UsageError(f"fold_pending(keep={keep}, batch={size}): keep must be >= 0 and batch >= 1")
+        moved = 0
+        excess = self.pending_vectors() - keep
+        while excess > 0:
+            done = self._fold_once(min(size, excess))
+            if done == 0:
+                break
+            moved += done
+            excess -= done
+        return moved
+
+    def _fold_once(self, limit: int | None = None) -> int:
+        from memu_backend_postgres import _fold
+
+        size = _fold.FOLD_BATCH if limit is None else limit
+        return self._writing("folding pending vectors", lambda conn: _fold.fold_batch(conn, size))
 
     def delete_file(self, scope: Scope, track: str, name: str, *, note: HistoryNote | None = None) -> RecallFile | None:
         """Delete a file and its segments; return it, or ``None`` when absent. With a ``note``
@@ -355,5 +437,7 @@ class PostgresStore(MemoryStore):
         }
 
     def close(self) -> None:
-        """Close every pooled connection."""
+        """Stop the background fold after its batch in flight, then close every pooled connection."""
+        if self._folder is not None:
+            self._folder.stop()
         self._engine.dispose()
