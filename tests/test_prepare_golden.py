@@ -22,6 +22,7 @@ import os
 import random
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -212,7 +213,24 @@ def _mine_all(tmp: Path) -> dict[str, Any]:
     return result
 
 
-def test_prepare_output_is_byte_identical_to_the_golden(memu_home: Path, tmp_path: Path) -> None:
+@pytest.fixture(params=["prefilter", "rules-only"])
+def redaction(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The redaction prefilter loaded (the corpus is below the size that loads it by itself), or
+    not: both must write the golden bytes."""
+    from memu_core._bridge import _prefilter
+
+    saved = _prefilter.reset_for_tests()
+    try:
+        if request.param == "prefilter" and not _prefilter.load():
+            pytest.skip("hyperscan is not installed here (no wheel for this platform)")
+        if request.param == "rules-only":
+            _prefilter.reset_for_tests(None, tried=True)
+        yield request.param
+    finally:
+        _prefilter.reset_for_tests(*saved)
+
+
+def test_prepare_output_is_byte_identical_to_the_golden(memu_home: Path, tmp_path: Path, redaction: str) -> None:
     got = _mine_all(tmp_path)
     if WRITE:
         GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -132,3 +132,99 @@ def test_prepare_leaves_no_planted_secret_in_the_working_tree(host: str, memu_ho
     assert "[REDACTED:" in tree, out
     leaked = [c for c in cases if any(form in tree for form in _forms(c.secret))]
     assert not leaked, [f"{c.shape} / {c.context}" for c in leaked]
+
+
+def test_the_prefilter_changes_no_redaction() -> None:
+    """With the literal prefilter (ADR 0026) the rules see only records holding a trigger; every
+    corpus text, in every encoding, alone and among the others, comes out as without it."""
+    from memu_core._bridge import _prefilter
+
+    saved = _prefilter.reset_for_tests()
+    try:
+        if not _prefilter.load():
+            pytest.skip("hyperscan is not installed here (no wheel for this platform)")
+        engine = _prefilter.reset_for_tests(None, tried=True)[0]
+        texts = [c.text for c in secret_cases() + near_miss_cases()]
+        for encoding, encode in ENCODINGS.items():
+            lines = [encode(t) for t in texts]
+            plain, plain_one = Redactor(), Redactor()
+            want = plain.lines(lines)
+            want_one = [plain_one.lines([line])[0] for line in lines]
+            _prefilter.reset_for_tests(engine, tried=True)
+            fast, fast_one = Redactor(), Redactor()
+            assert fast.lines(lines) == want, encoding
+            assert [fast_one.lines([line])[0] for line in lines] == want_one, encoding
+            assert (fast.count, fast_one.count) == (plain.count, plain_one.count), encoding
+            _prefilter.reset_for_tests(None, tried=True)
+    finally:
+        _prefilter.reset_for_tests(*saved)
+
+
+def _trigger_samples() -> dict[bytes, str]:
+    """One secret per trigger literal, holding no other trigger: dropping any literal from the
+    prefilter then leaves its sample unredacted. Bodies are drawn at run time from digits and
+    letters that spell none of the keywords (no vowels, no ``p w d y k``)."""
+    import random
+
+    rng = random.Random(26)
+    alphabet = "0123456789BCFGHJLMNQRSTVXZbcfghjlmnqrstvxz"
+    upper = "0123456789BCFGHJLMNQRSTVXZ"
+
+    def r(n: int, pool: str = alphabet) -> str:
+        # A digit and a letter at the end: every shape wants both.
+        return "".join(rng.choice(pool) for _ in range(n - 2)) + "7" + pool[-1]
+
+    samples = {
+        b"sk-": f"sk-{r(40)}",
+        b"sk_": f"sk_test_{r(30)}",
+        b"rk_": f"rk_test_{r(30)}",
+        b"whsec_": f"whsec_{r(30)}",
+        b"github_pat_": f"github_pat_{r(60)}",
+        b"xox": f"xoxb-{r(20)}",
+        b"xapp-": f"xapp-1-{r(20)}",
+        b"AIza": f"AIza{r(35)}",
+        b"ya29.": f"ya29.{r(40)}",
+        b"hf_": f"hf_{r(40)}",
+        b"npm_": f"npm_{r(40)}",
+        b"pypi-AgE": f"pypi-AgE{r(60)}",
+        b"SG.": f"SG.{r(22)}.{r(43)}",
+        b"eyJ": f"eyJ{r(12)}.eyJ{r(12)}.{r(20)}",
+        b"hooks.slack.com": f"hooks.slack.com/services/{r(9)}/{r(9)}/{r(20)}",
+        b"://": f"https://bob:{r(14)}@db.example.net/main",
+        b"secret": f"client_secret = {r(20)}",
+        b"token": f"auth_token: {r(20)}",
+        b"pass": f"DB_PASSWORD={r(16)}",
+        b"pwd": f"PWD={r(16)}",
+        b"key": f"API_KEY={r(20)}",
+        b"credential": f"credentials: {r(20)}",
+        b"bearer": f"curl -H 'Bearer {r(30)}'",
+        b"authorization": f"Authorization: Basic {r(24)}",
+    }
+    samples |= {b"gh" + c + b"_": f"gh{c.decode()}_{r(40)}" for c in (b"p", b"o", b"u", b"s", b"r")}
+    samples |= {
+        b"gl" + k + b"-": f"gl{k.decode()}-{r(24)}" for k in (b"pat", b"dt", b"rt", b"ptt", b"ft", b"soat", b"cbt")
+    }
+    samples |= {b"A" + k: f"A{k.decode()}{r(16, upper)}" for k in (b"KIA", b"SIA", b"BIA", b"CCA")}
+    return samples
+
+
+def test_every_prefilter_literal_is_needed_and_enough() -> None:
+    from memu_core._bridge import _prefilter, _rules
+
+    samples = _trigger_samples()
+    assert set(samples) == set(_rules.TRIGGERS) | set(_rules.TRIGGERS_ANY_CASE)
+    saved = _prefilter.reset_for_tests()
+    try:
+        if not _prefilter.load():
+            pytest.skip("hyperscan is not installed here (no wheel for this platform)")
+        for literal, text in samples.items():
+            data = text.encode()
+            others = [t for t in _rules.TRIGGERS if t != literal and t in data]
+            others += [t for t in _rules.TRIGGERS_ANY_CASE if t != literal and t in data.lower()]
+            assert not others, (literal, others)
+            assert _prefilter.candidates(data, 1) == [0], literal
+            fast = Redactor()
+            out = fast.lines([text])[0]
+            assert fast.count >= 1 and out == redact(text)[0], (literal, out)
+    finally:
+        _prefilter.reset_for_tests(*saved)

@@ -61,6 +61,52 @@ _TOKEN_SHAPES: tuple[tuple[tuple[str, ...], bytes, bool], ...] = (
 )
 _TOKENS = tuple((kinds, re.compile(pattern + _E), mixed) for kinds, pattern, mixed in _TOKEN_SHAPES)
 
+# What every rule needs somewhere in its match, as a literal (the prefilter, :mod:`._prefilter`,
+# skips records holding none). The token shapes above each start with one of these (in the view
+# a letter, digit, ``_``, ``-``, ``.``, ``:`` or ``/`` is the same byte as in the line, so a
+# literal in the view is a literal in the line); the rules below need a keyword in any case:
+# ``key`` (also in ``PRIVATE KEY``), ``pass`` (``password``, ``passwd``, ``passphrase``),
+# ``secret`` (also the AWS secret after that word), ``token``, ``pwd``, ``credential``,
+# ``bearer``, ``authorization``; a URL's password needs ``://``; the AWS secret after a key id
+# needs the id (``AKIA``…). A new rule must add its literal here: the golden and the corpus
+# tests run with and without the prefilter.
+TRIGGERS: tuple[bytes, ...] = (
+    b"sk-",
+    b"sk_",
+    b"rk_",
+    b"whsec_",
+    *(b"gh" + c + b"_" for c in (b"p", b"o", b"u", b"s", b"r")),
+    b"github_pat_",
+    *(b"gl" + k + b"-" for k in (b"pat", b"dt", b"rt", b"ptt", b"ft", b"soat", b"cbt")),
+    b"xox",
+    b"xapp-",
+    b"AIza",
+    b"AKIA",
+    b"ASIA",
+    b"ABIA",
+    b"ACCA",
+    b"ya29.",
+    b"hf_",
+    b"npm_",
+    b"pypi-AgE",
+    b"SG.",
+    b"eyJ",
+    b"hooks.slack.com",
+    b"://",
+)
+"""Literals matched as written."""
+TRIGGERS_ANY_CASE: tuple[bytes, ...] = (
+    b"secret",
+    b"token",
+    b"pass",
+    b"pwd",
+    b"key",
+    b"credential",
+    b"bearer",
+    b"authorization",
+)
+"""Literals matched in any (ASCII) case, as the context rules read the lower-cased view."""
+
 _PRIVATE_KEY = re.compile(
     rb"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     # To its END line; a key cut short (a truncated tool output) is redacted to where it stops.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memu_core._bridge import _prefilter
 from memu_core._bridge.redact import Redactor
 from memu_core._layout import private_opener
 from memu_core.errors import TranscriptReadError
@@ -21,6 +22,9 @@ from memu_core.types import RecordKind, SessionFile
 
 PARALLEL_MIN_BYTES = 24 * 1024 * 1024
 """Below this much new data a pool costs more than it saves."""
+PREFILTER_MIN_BYTES = 2 * 1024 * 1024
+"""From this much new data on, the redaction prefilter is loaded (its import costs about as much
+as redacting a dozen ordinary sessions without it)."""
 MAX_WORKERS = 8
 
 
@@ -94,6 +98,8 @@ def _workers() -> int:
 def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list[Mined]:
     """``mine_one`` over ``tasks`` (results in task order), in worker processes when worth it."""
     new_bytes = sum(max(0, s.size - int((p or {}).get("offset") or 0)) for _, s, p, _ in tasks)
+    if new_bytes >= PREFILTER_MIN_BYTES:
+        _prefilter.load()  # before the fork: the workers inherit it
     workers = min(_workers(), len(tasks)) if new_bytes >= PARALLEL_MIN_BYTES else 1
     if workers < 2:
         return [mine_one(source, stage, t) for t in tasks]

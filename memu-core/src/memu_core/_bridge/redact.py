@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memu_core._bridge import _rules
+from memu_core._bridge import _prefilter, _rules
 
 __all__ = ["Redactor", "decoded_view", "redact"]
 
@@ -69,7 +69,9 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         """``text`` with every recognised secret value replaced."""
-        data = text.encode("utf-8", "surrogatepass")
+        return self._text(text, text.encode("utf-8", "surrogatepass"))
+
+    def _text(self, text: str, data: bytes) -> str:
         out = self._redact(data)
         return text if out is data else out.decode("utf-8", "surrogatepass")
 
@@ -84,7 +86,19 @@ class Redactor:
         joined = "\x00".join(texts)
         if joined.count("\x00") != len(texts) - 1:
             return [self(t) for t in texts]
-        return self(joined).split("\x00")
+        if not _prefilter.loaded():
+            return self(joined).split("\x00")
+        data = joined.encode("utf-8", "surrogatepass")
+        picked = _prefilter.candidates(data, len(texts))
+        if not picked:
+            return list(texts)
+        if len(picked) == len(texts):
+            return self._text(joined, data).split("\x00")
+        # Only the records holding a trigger literal can hold a secret (see :mod:`._prefilter`).
+        out = list(texts)
+        for i, text in zip(picked, self("\x00".join(texts[i] for i in picked)).split("\x00"), strict=True):
+            out[i] = text
+        return out
 
     def _redact(self, data: bytes) -> bytes:
         view = decoded_view(data)

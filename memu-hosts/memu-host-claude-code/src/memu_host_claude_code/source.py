@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from memu_core.errors import ConfigError
-from memu_core.host import CompositeSource, RecordKind, SessionFile, TranscriptSource, relative_key, top_level_value
+from memu_core.host import CompositeSource, RecordKind, SessionFile, TranscriptSource, relative_key
 
 COWORK_ROOTS_ENV = "MEMU_COWORK_ROOTS"
 """Replaces the automatic Claude Desktop data-root discovery when present (even empty)."""
@@ -77,27 +77,51 @@ def quick_claude_kind(line: str) -> RecordKind | None:
     """The kind of a compact Claude Code line when its text alone decides it, else ``None``.
 
     Certain cases: a top-level ``type`` other than user/assistant is ``OTHER``; a user/assistant
-    record whose message content is a list starting with a tool block, with no text block
-    anywhere in the line, is ``TOOL`` (the bulk of a log by size: tool results). Everything else
-    is parsed.
+    record whose message content is a string, or a list whose first block after any thinking
+    blocks is a text block, is ``MESSAGE`` when the line has no ``isMeta`` key; one whose content
+    list starts with a tool block, with no text block anywhere in the line, is ``TOOL`` (the bulk
+    of a log by size: tool results). Everything else is parsed. Only the head of the line is read
+    (a few finds in C), never its long tool output: a first run classifies every line of months
+    of sessions.
     """
-    rtype = top_level_value(line, "type")
-    if rtype is None:
+    at = line.find('"type":"')
+    # Top-level only when nothing nested comes before it but the record's own brace; a quoted
+    # ``"type":"`` cannot occur inside a JSON string (its quotes would be escaped).
+    if at < 0 or line.count("{", 0, at) != 1 or line.count("[", 0, at):
         return None
-    if rtype not in _CONVERSATION_TYPES:
+    end = line.find('"', at + 8)
+    if end < 0:
+        return None
+    rtype = line[at + 8 : end]
+    if rtype != "user" and rtype != "assistant":
         return RecordKind.OTHER
-    msg = line.find('"message":{')
-    if msg < 0 or line.count("{", 0, msg) != 1 or line.count("[", 0, msg):
+    msg = line.find('"message":{', end)
+    if msg < 0 or line.count("{", end, msg) or line.count("[", end, msg):
         return None  # not certainly the top-level message
-    content = line.find('"content":[', msg)
+    content = line.find('"content":', msg + 11)
     if content < 0 or line.count("{", msg + 11, content) or line.count("[", msg + 11, content):
+        return None
+    pos = content + 10
+    opener = line[pos : pos + 1]
+    if opener == '"':
+        return None if '"isMeta":' in line else RecordKind.MESSAGE
+    if opener != "[":
         return None
     # Skip leading thinking blocks (assistant turns often open with one), then look at the next
     # block: its own keys are short, so its type shows within the first few dozen characters.
-    pos = content + 11
+    pos += 1
     while (after := _after_thinking(line, pos)) > 0 and line.startswith(",", after):
         pos = after + 1
+    if line.startswith('{"type":"text"', pos):
+        return None if '"isMeta":' in line else RecordKind.MESSAGE
+    if not line.startswith("{", pos):
+        return None
+    # The block's own keys only: up to its first nested value or its end, within 96 characters.
     head = line[pos : pos + 96]
+    for stop in ("{", "[", "}"):
+        cut = head.find(stop, 1)
+        if cut > 0:
+            head = head[:cut]
     if '"type":"tool_result"' not in head and '"type":"tool_use"' not in head:
         return None
     if '"type":"text"' in line:
@@ -110,9 +134,8 @@ class ClaudeCodeSource(TranscriptSource):
 
     name: ClassVar[str] = "claude-code"
 
-    def quick_kind(self, line: str) -> RecordKind | None:
-        """See :func:`quick_claude_kind`."""
-        return quick_claude_kind(line)
+    quick_kind = staticmethod(quick_claude_kind)
+    """See :func:`quick_claude_kind` (no bound-method hop: it runs once per line)."""
 
     def default_root(self) -> Path:
         """``~/.claude/projects``."""
@@ -262,9 +285,7 @@ def _platform_candidates(environ: Any = None, platform: str | None = None) -> li
         appdata = Path(env.get("APPDATA") or home / "AppData" / "Roaming")
         local = Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local")
         found = [appdata / "Claude", local / "Claude-3p"]
-        found += [
-            p / "LocalCache" / "Roaming" / "Claude" for p in sorted((local / "Packages").glob("Claude_*"))
-        ]
+        found += [p / "LocalCache" / "Roaming" / "Claude" for p in sorted((local / "Packages").glob("Claude_*"))]
         return found
     if plat == "darwin":
         support = home / "Library" / "Application Support"
