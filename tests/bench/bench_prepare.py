@@ -1,16 +1,23 @@
-"""Benchmark: ``memu-claude-code prepare`` over 100 and 1,000 Claude Code sessions (~200 records each).
+"""Benchmark: ``memu-claude-code prepare`` over 100 and 1,000 Claude Code sessions (~200 records each),
+beside memU 0.10's own ``memu-claude-code prepare`` on the same sessions, in one interleaved run.
 
 For each corpus size, generates the sessions from a fixed seed in a temp dir (≈170 MB for
 1,000), then times, as a fresh process each run (what a scheduled run pays):
 
-- first run: ``prepare`` mining every session (``--max-jobs N``, empty cursor);
+- first run: ``prepare`` mining every session (``--max-jobs N``, empty cursor), memu's and memU's
+  alternately (which goes first alternates too), each followed by a check of what it wrote (N
+  conversation and N full slices, 2N+1 job files, every slice line a JSON object) before its
+  time counts;
 - steady state: ``prepare`` after one session grew by a few records (the cursor covers
-  everything else; each run is followed by an untimed ``commit``).
+  everything else; each run is followed by an untimed ``commit``), memu and memU alike;
+- the floor: ``python -c pass`` (the interpreter's start), in the same run.
 
-Prints median and min-max of several runs. Budgets (1,000 sessions): first run ≤ 1.75 s,
-steady state ≤ 0.4 s.
+memU comes from ``memu-cli==0.10.0`` installed into its own virtual environment (``--memu-venv``,
+default: a folder in the temp directory, created and installed on first use; ``--no-memu`` skips
+it). Prints median and min-max of wall and CPU (user + sys, workers included) for each, the
+ratios of the medians, and the load average.
 
-    python tests/bench/bench_prepare.py [--runs 5] [--sessions 100,1000] [--records 200]
+    python tests/bench/bench_prepare.py [--runs 5] [--sessions 100,1000] [--records 200] [--memu-venv DIR]
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import _harness
@@ -149,9 +157,7 @@ def generate(root: Path, sessions: int, records: int, seed: int = 7) -> int:
         slug.mkdir(parents=True, exist_ok=True)
         sid = f"{s:08d}-0000-4000-8000-{rng.getrandbits(48):012x}"
         lines = [
-            json.dumps(
-                _record(rng, i, sid, f"2026-08-{1 + s % 28:02d}T10:{i % 60:02d}:00Z"), separators=(",", ":")
-            )
+            json.dumps(_record(rng, i, sid, f"2026-08-{1 + s % 28:02d}T10:{i % 60:02d}:00Z"), separators=(",", ":"))
             for i in range(records)
         ]
         data = "\n".join(lines) + "\n"
@@ -163,41 +169,73 @@ def generate(root: Path, sessions: int, records: int, seed: int = 7) -> int:
     return total
 
 
-CPU: list[float] = []
-"""CPU seconds (user + sys, worker processes included) of each timed run, in order."""
+MEMU_PEER = "memu-cli==0.10.0"
+"""memU's distribution and version, the peer of this benchmark."""
+LAST_MEMU = "memU 0.10 last measured (issue 20, a quiet 2-core machine): first run wall 3.31 s, CPU 3.4 s; steady 1.0 s"
 
 
-def _run(args: list[str], env: dict[str, str]) -> float:
+@dataclass
+class Timed:
+    """Wall and CPU seconds of one kind of run, in order."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+    def line(self, label: str) -> str:
+        """``label: wall median (min-max), CPU median (min-max)``."""
+        w, c = self.wall, self.cpu
+        return (
+            f"{label}: wall {statistics.median(w):.3f} s ({min(w):.3f}-{max(w):.3f}), "
+            f"CPU {statistics.median(c):.3f} s ({min(c):.3f}-{max(c):.3f}) over {len(w)} runs"
+        )
+
+
+def _run(args: list[str], env: dict[str, str], into: Timed | None = None) -> None:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(args, env=env, capture_output=True, text=True)
     took = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    CPU.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
     if proc.returncode != 0:
         sys.exit(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
-    return took
+    if into is not None:
+        into.wall.append(took)
+        into.cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
 
 
-def _summary(label: str, times: list[float], budget: float | None, cpu: list[float]) -> None:
-    med = statistics.median(times)
-    if budget is None:
-        verdict = "no budget at this size"
-    else:
-        verdict = f"{'within' if med <= budget else 'OVER'} the {budget} s budget"
-    print(
-        f"{label}: median {med:.3f} s, min-max {min(times):.3f}-{max(times):.3f} s over {len(times)} runs "
-        f"({verdict})"
-    )
-    # Wall time on a shared machine depends on its load; CPU time much less so.
-    print(
-        f"  CPU user+sys median {statistics.median(cpu):.3f} s, min-max {min(cpu):.3f}-{max(cpu):.3f} s; "
-        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
-    )
+def _check(base: Path, sessions: int) -> None:
+    """What a first run must have written before its time counts: ``sessions`` conversation and
+    full slices, ``2 × sessions + 1`` jobs, and slice lines that are JSON objects."""
+    slices = sorted((base / "sessions").glob("*.jsonl"))
+    jobs = list((base / "jobs").glob("*.txt"))
+    full = [p for p in slices if p.stem.endswith("_full")]
+    if len(full) != sessions or len(slices) != 2 * sessions or len(jobs) != 2 * sessions + 1:
+        sys.exit(f"{base}: {len(slices)} slices and {len(jobs)} jobs for {sessions} sessions")
+    for path in (full[0], full[-1]):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not isinstance(json.loads(line), dict):
+                sys.exit(f"{path}: a slice line that is not a JSON object")
 
 
-BUDGETS = {1000: (1.75, 0.4)}
-"""(first run, steady state) budgets in seconds by corpus size."""
+def memu_peer(venv: Path) -> tuple[str | None, str]:
+    """memU's ``memu-claude-code`` from ``venv`` (created and installed if missing), or ``None``
+    and why not."""
+    binary = venv / "bin" / "memu-claude-code"
+    if binary.exists():
+        return str(binary), f"{MEMU_PEER} from {venv}"
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", MEMU_PEER],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        detail = getattr(exc, "stderr", "") or str(exc)
+        return None, f"memU could not be installed ({detail.strip().splitlines()[-1:]}); {LAST_MEMU}"
+    return str(binary), f"{MEMU_PEER} installed into {venv}"
 
 
 def main() -> None:
@@ -206,58 +244,82 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sessions", default="100,1000", help="comma-separated corpus sizes")
     parser.add_argument("--records", type=int, default=200)
+    parser.add_argument("--memu-venv", type=Path, default=Path(tempfile.gettempdir()) / "memu-bench-memu-0.10.0")
+    parser.add_argument("--no-memu", action="store_true", help="time memu alone")
     opts = parser.parse_args()
     binary = shutil.which("memu-claude-code") or str(Path(sys.executable).with_name("memu-claude-code"))
-    print("## Prepare: mining Claude Code sessions\n")
+    print("## Prepare: mining Claude Code sessions, beside memU 0.10\n")
     print(_harness.machine_line())
+    peer, said = (None, f"memU skipped (--no-memu); {LAST_MEMU}") if opts.no_memu else memu_peer(opts.memu_venv)
+    print(said)
     for size in (int(n) for n in opts.sessions.split(",") if n.strip()):
         with tempfile.TemporaryDirectory(prefix="memu-bench-prepare-") as tmp:
-            _bench_size(binary, Path(tmp), size, opts.records, opts.runs)
+            _bench_size(binary, peer, Path(tmp), size, opts.records, opts.runs)
 
 
-def _bench_size(binary: str, work: Path, count: int, records: int, runs: int) -> None:
+def _env(work: Path, home: Path, memu: bool) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_") and k != "CLAUDE_CODE_SESSION_ID"}
+    env.update(HOME=str(home), MEMU_COWORK_ROOTS="", HF_HUB_OFFLINE="1")
+    if memu:  # memU's local mode: its own SQLite store
+        env.update(MEMU_MEMORY_MODE="local", MEMU_DB=str(work / "memU.sqlite3"))
+    else:
+        env.update(MEMU_SERVE_AUTOSTART="0", MEMU_DB=str(work / "memu.sqlite3"), MEMU_EMBED_PROVIDER="none")
+    return env
+
+
+def _bench_size(binary: str, peer: str | None, work: Path, count: int, records: int, runs: int) -> None:
     """Time first and steady-state runs over ``count`` generated sessions in ``work``."""
-    home = work / "home"
-    home.mkdir()
     sessions = work / "projects"
     size = generate(sessions, count, records)
-    print(f"\n{count} sessions x {records} records = {size / 1e6:.0f} MB")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_") and k != "CLAUDE_CODE_SESSION_ID"}
-    env.update(
-        MEMU_SERVE_AUTOSTART="0",
-        HOME=str(home),
-        MEMU_DB=str(work / "memu.sqlite3"),
-        MEMU_EMBED_PROVIDER="none",
-        MEMU_COWORK_ROOTS="",
-        HF_HUB_OFFLINE="1",
-    )
-    first_budget, steady_budget = BUDGETS.get(count, (None, None))
+    print(f"\n{count} sessions x {records} records = {size / 1e6:.0f} MB; load average {os.getloadavg()[0]:.1f}")
+    tools = {"memu": (binary, _env(work, work / "home", False))}
+    if peer is not None:
+        tools["memU 0.10"] = (peer, _env(work, work / "home-memU", True))
+    for _, env in tools.values():
+        Path(env["HOME"]).mkdir()
     common = ["--session-dir", str(sessions)]
-    # Warm the page cache and create the store once, untimed.
-    _run([binary, "prepare", *common, "--base-dir", str(work / "warm"), "--max-jobs", "1"], env)
+    # Warm the page cache and create each store once, untimed.
+    for name, (exe, env) in tools.items():
+        _run([exe, "prepare", *common, "--base-dir", str(work / f"warm-{name}"), "--max-jobs", "1"], env)
 
-    first: list[float] = []
-    CPU.clear()
+    floor = Timed()
+    first = {name: Timed() for name in tools}
     for i in range(runs):
-        base = work / f"first{i}"
-        first.append(_run([binary, "prepare", *common, "--base-dir", str(base), "--max-jobs", str(count)], env))
-    _summary("first run, mining all sessions", first, first_budget, list(CPU))
+        _run([sys.executable, "-c", "pass"], tools["memu"][1], floor)
+        order = list(tools) if i % 2 == 0 else list(reversed(tools))
+        for name in order:
+            exe, env = tools[name]
+            base = work / f"first-{name}-{i}"
+            _run([exe, "prepare", *common, "--base-dir", str(base), "--max-jobs", str(count)], env, first[name])
+            _check(base, count)
+    print(floor.line("floor, python -c pass"))
+    for name, timed in first.items():
+        print(timed.line(f"{name}, first run, mining all sessions"))
+    if "memU 0.10" in first:
+        ours, theirs = first["memu"], first["memU 0.10"]
+        print(
+            f"  memu / memU: wall {statistics.median(ours.wall) / statistics.median(theirs.wall):.2f}, "
+            f"CPU {statistics.median(ours.cpu) / statistics.median(theirs.cpu):.2f} (target: both <= 0.5)"
+        )
 
-    steady_base = work / "first0"
-    _run([binary, "commit", "--base-dir", str(steady_base)], env)
+    steady = {name: Timed() for name in tools}
+    for name, (exe, env) in tools.items():
+        _run([exe, "commit", "--base-dir", str(work / f"first-{name}-0")], env)
     rng = random.Random(11)
     files = sorted(sessions.rglob("*.jsonl"))
-    steady: list[float] = []
-    steady_cpu: list[float] = []
     for i in range(runs):
         grown = files[rng.randrange(len(files))]
         with grown.open("a", encoding="utf-8") as fh:
             for j in range(5):
                 fh.write(json.dumps(_record(rng, 10_000 + i * 10 + j, grown.stem, "2026-09-01T00:00:00Z")) + "\n")
-        steady.append(_run([binary, "prepare", *common, "--base-dir", str(steady_base)], env))
-        steady_cpu.append(CPU[-1])
-        _run([binary, "commit", "--base-dir", str(steady_base)], env)
-    _summary("steady state, one session grew", steady, steady_budget, steady_cpu)
+        for name, (exe, env) in tools.items():
+            base = work / f"first-{name}-0"
+            _run([exe, "prepare", *common, "--base-dir", str(base)], env, steady[name])
+            _run([exe, "commit", "--base-dir", str(base)], env)
+    for name, timed in steady.items():
+        print(timed.line(f"{name}, steady state, one session grew"))
+    print(f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+
 
 if __name__ == "__main__":
     main()
