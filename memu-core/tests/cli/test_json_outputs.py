@@ -9,6 +9,7 @@ import pytest
 
 from memu_core._cli.main import MEMU
 from memu_core._cli.shell import run
+from memu_core._stores.sqlite.connection import HEAD_REVISION
 
 
 @pytest.fixture
@@ -23,9 +24,9 @@ def test_db_and_doctor_print_json(db: Path, capsys: pytest.CaptureFixture[str]) 
     capsys.readouterr()
     assert run(MEMU, ["db", "upgrade", "--json"]) == 0
     upgraded = json.loads(capsys.readouterr().out)
-    assert upgraded == {"store": str(db), "kind": "sqlite", "revision": "0002"}
+    assert upgraded == {"store": str(db), "kind": "sqlite", "revision": HEAD_REVISION}
     assert run(MEMU, ["db", "current", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["revision"] == "0002"
+    assert json.loads(capsys.readouterr().out)["revision"] == HEAD_REVISION
     code = run(MEMU, ["doctor", "--json"])
     out = capsys.readouterr().out
     report = json.loads(out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from memu_core._stores.sqlite.connection import HEAD_REVISION
 from memu_core._stores.sqlite.store import SqliteStore
 from memu_core.interfaces import MemoryStore
 from memu_core.testing.history_contract import HistoryContract
@@ -40,7 +41,7 @@ def test_a_store_from_before_history_upgrades_and_keeps_its_files(tmp_path: Path
 
     store = SqliteStore.open(str(path))  # upgrades to the head revision on open
     try:
-        assert SqliteStore.schema_revision(str(path)) == "0002"
+        assert SqliteStore.schema_revision(str(path)) == HEAD_REVISION
         (current,) = store.file_history(Scope(), "memory", "legacy")
         assert (current.version, current.actor, current.action, current.content) == (
             3,

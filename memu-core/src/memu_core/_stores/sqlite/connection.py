@@ -9,10 +9,10 @@ from pathlib import Path
 from memu_core import _layout
 from memu_core.errors import StoreError, UsageError
 
-HEAD_REVISION = "0002"
+HEAD_REVISION = "0003"
 """The alembic revision this code reads and writes (a test keeps it equal to the script head)."""
 
-KNOWN_REVISIONS = frozenset({"0001", "0002"})
+KNOWN_REVISIONS = frozenset({"0001", "0002", "0003"})
 """Every revision this code can upgrade from; anything else was written by a newer memu."""
 
 BUSY_TIMEOUT_MS = 10_000

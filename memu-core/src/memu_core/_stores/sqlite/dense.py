@@ -1,7 +1,9 @@
-"""Dense search for the sqlite store: live vectors in a faiss index, cached per generation.
+"""Dense search for the sqlite store: live vectors in a faiss index, kept warm across writes.
 
-The index is cached per (generation, owner kind, filter), so a long-lived process (the warm
-server) loads it once per write rather than once per query.
+The index is cached per (owner kind, embedding space, filter) and patched after each write from
+the store's change log (:mod:`memu_core._stores.sqlite.changes`): a long-lived process (the warm
+server) loads it once, then drops and appends the few rows a commit touched, whichever process
+made the commit (see docs/adr/0031-warm-dense-index-across-writes.md).
 
 A search reads every live vector, so its cost is the size of the matrix. Past
 :data:`HALF_PRECISION_FROM` vectors the index holds them as float16 (half the bytes to read per
@@ -14,16 +16,28 @@ candidates are scored again from the float32 vectors in the store (see docs/adr/
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from memu_core._stores._common import ScopeFilter
+from memu_core._stores.sqlite import changes
 from memu_core._stores.sqlite.rows import chunks, placeholders, scope_sql
 from memu_core.types import Hit
 
 _MAX_ENTRIES = 8
-"""Distinct filters kept per generation (each is a full copy of the matching vectors)."""
+"""Distinct filters kept (each is a full copy of the matching vectors)."""
+
+REBUILD_FRACTION = 0.1
+"""A write that changed more than this fraction of an index's rows loads it again instead of
+patching it (a switch of embedding model, a reindex, a big import)."""
+
+COMPACT_FROM = 256
+COMPACT_FRACTION = 0.01
+"""Dead rows are removed from an index (in memory) once there are more than ``COMPACT_FROM`` of
+them and more than this fraction of its rows: until then a search skips them, asking faiss for
+that many more hits."""
 
 HALF_PRECISION_FROM = 20_000
 """Vectors from which the index is float16 with exact re-scoring. Below it a float32 scan takes a
@@ -47,25 +61,51 @@ _SUM_SLACK = 2.0**-23
 
 @dataclass(slots=True)
 class _Entry:
-    """One cached index: the owner ids in index order, the faiss index, and, for a float16
-    index, the bound on how far its scores are from exact (``0.0`` for an exact index)."""
+    """One cached index and what it needs to be patched after a write.
+
+    ``ids`` holds the owner of each index row, in the order a fresh load would read them (table
+    order: a changed vector is a new row at the table's end, and is appended here). Rows whose
+    owner changed or went are ``dead`` until the index is compacted; ``rows_of`` maps each live
+    owner to its row (built on the first catch-up). ``error`` bounds how far a float16 score is
+    from exact (``0.0`` for a float32 index); ``position`` is the change-log position reflected.
+    """
 
     ids: list[str]
     index: Any
     error: float
+    position: int
+    largest: float
+    dimension: int
+    half_ok: bool = True
+    dead: set[int] = field(default_factory=set)
+    rows_of: dict[str, int] | None = None
+
+    @property
+    def live(self) -> int:
+        """Rows that answer searches."""
+        return len(self.ids) - len(self.dead)
 
 
 class DenseCache:
-    """Faiss indexes over live vectors, dropped as soon as the store's generation moves."""
+    """Faiss indexes over live vectors, kept up to date with the store's change log.
+
+    A search first brings its index to the log's newest position: the few owners a commit
+    touched are dropped and their current vectors appended, in one read transaction with the
+    search itself, so the answer is exactly the one a freshly loaded index gives at that moment.
+    A change to more than :data:`REBUILD_FRACTION` of the rows, a log pruned past the index, or
+    a switch of precision loads the index again.
+    """
 
     def __init__(self) -> None:
-        self._generation = -1
         self._entries: dict[tuple[object, ...], _Entry] = {}
+        self.loads = 0
+        """Full loads so far (tests and benchmarks read it)."""
+        self.patches = 0
+        """Indexes brought up to date in place so far."""
 
     def search(
         self,
         conn: sqlite3.Connection,
-        generation: int,
         kind: str,
         fp_key: str,
         dimension: int,
@@ -77,43 +117,132 @@ class DenseCache:
         """Best-first owners of ``kind`` by inner product with ``vector`` (unit vectors: cosine)."""
         import numpy as np
 
-        if generation != self._generation:
-            self._entries.clear()
-            self._generation = generation
+        for stale in [k for k in self._entries if k[1] != fp_key]:  # the live space switched
+            del self._entries[stale]
         key = (kind, fp_key, tuple(sorted(flt.items())), tracks)
-        entry = self._entries.get(key)
-        if entry is None:
-            entry = _load(conn, kind, fp_key, dimension, flt, tracks)
-            if len(self._entries) >= _MAX_ENTRIES:
-                self._entries.pop(next(iter(self._entries)))
-            self._entries[key] = entry
-        if not entry.ids:
-            return []
-        query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
-        norm = float(np.linalg.norm(query))
-        if norm:
-            query = query / norm
-        if not entry.error:
-            scores, rows = entry.index.search(query, min(limit, len(entry.ids)))
-            return [Hit(entry.ids[r], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
-        return _rescore(conn, entry, kind, fp_key, dimension, query, _candidates(entry, query, limit), limit)
+        with snapshot(conn):
+            position = changes.head(conn)
+            entry = self._entries.get(key)
+            if entry is not None and entry.position != position:
+                if _catch_up(conn, entry, kind, fp_key, flt, tracks, position):
+                    self.patches += 1
+                else:
+                    del self._entries[key]
+                    entry = None
+            if entry is None:
+                entry = _load(conn, kind, fp_key, dimension, flt, tracks, position)
+                self.loads += 1
+                if len(self._entries) >= _MAX_ENTRIES:
+                    self._entries.pop(next(iter(self._entries)))
+                self._entries[key] = entry
+            if not entry.live:
+                return []
+            query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
+            norm = float(np.linalg.norm(query))
+            if norm:
+                query = query / norm
+            if not entry.error and not entry.dead:
+                scores, rows = entry.index.search(query, min(limit, len(entry.ids)))
+                return [Hit(entry.ids[r], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
+            return _rescore(conn, entry, kind, fp_key, query, _candidates(entry, query, limit), limit)
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: the log position, the patch and the search see the same commit
+    (nothing opened when the caller already holds one)."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+
+
+def _catch_up(
+    conn: sqlite3.Connection,
+    entry: _Entry,
+    kind: str,
+    fp_key: str,
+    flt: ScopeFilter,
+    tracks: tuple[str, ...] | None,
+    position: int,
+) -> bool:
+    """Patch ``entry`` to the log ``position``; ``False`` when loading it again is needed or cheaper."""
+    import numpy as np
+
+    if entry.position < changes.horizon(conn):
+        return False
+    owners = changes.owners_since(conn, entry.position, kind, fp_key, max(1, int(entry.live * REBUILD_FRACTION)))
+    if owners is None:
+        return False
+    where, params = scope_sql(flt, "o", tracks if kind == "segment" else None)
+    found = changes.current_rows(conn, kind, fp_key, owners, where, params) if owners else []
+    if entry.rows_of is None:
+        entry.rows_of = {owner: row for row, owner in enumerate(entry.ids) if row not in entry.dead}
+    gone = [entry.rows_of[o] for o in owners if o in entry.rows_of]
+    block = None
+    if found:
+        block = np.frombuffer(b"".join(f[2] for f in found), dtype=np.float32).reshape(len(found), entry.dimension)
+        if float(np.max(np.abs(block))) > _HALF_LIMIT:
+            if entry.error:
+                return False  # a fresh load would read this store in float32
+            entry.half_ok = False
+    half = entry.half_ok and entry.live - len(gone) + len(found) >= HALF_PRECISION_FROM
+    if half != bool(entry.error):
+        return False  # a fresh load would choose the other precision
+    for owner in owners:
+        row = entry.rows_of.pop(owner, None)
+        if row is not None:
+            entry.dead.add(row)
+    if block is not None:
+        for _, owner, _ in found:
+            entry.rows_of[owner] = len(entry.ids)
+            entry.ids.append(owner)
+        entry.index.add(block)
+        entry.largest = max(entry.largest, float(np.max(_row_norms(block))))
+        if entry.error:
+            entry.error = _half_error(entry.largest, entry.dimension)
+    entry.position = position
+    if len(entry.dead) > max(COMPACT_FROM, len(entry.ids) * COMPACT_FRACTION):
+        _compact(entry)
+    return True
+
+
+def _compact(entry: _Entry) -> None:
+    """Remove the dead rows from the index (order kept) and renumber the live ones."""
+    import faiss
+    import numpy as np
+
+    entry.index.remove_ids(faiss.IDSelectorBatch(np.fromiter(sorted(entry.dead), dtype=np.int64)))
+    entry.ids = [owner for row, owner in enumerate(entry.ids) if row not in entry.dead]
+    entry.dead = set()
+    entry.rows_of = {owner: row for row, owner in enumerate(entry.ids)}
 
 
 def _candidates(entry: _Entry, query: Any, limit: int) -> list[int]:
-    """Index rows whose float16 score is close enough to the ``limit``-th best that their exact
-    score may still beat it: every member of the exact top ``limit`` is among them.
+    """Live index rows whose score is close enough to the ``limit``-th best live one that their
+    exact score may still beat it: every member of the exact top ``limit`` is among them.
 
-    If the exact ``limit``-th score is ``s`` and the float16 one is ``t``, every float16 score is
-    within ``e`` (``entry.error``) of its exact score, so ``s >= t - e`` and each exact top hit has
-    a float16 score of at least ``t - 2e``. The pass widens until its last candidate is below that.
+    If the exact ``limit``-th live score is ``s`` and the pass's one is ``t``, every score of the
+    pass is within ``e`` (``entry.error``, ``0`` for a float32 index) of its exact score, so
+    ``s >= t - e`` and each exact top hit scores at least ``t - 2e`` in the pass. The pass widens
+    until its last row is below that; with ``e = 0`` that takes in every row tied with ``t``,
+    so the re-score picks among ties exactly as a search of the live rows alone would.
     """
     total = len(entry.ids)
-    want = min(limit, total)
-    width = min(total, max(want * FIRST_WIDTH, want + 32))
+    want = min(limit, entry.live)
+    width = min(total, max(want * FIRST_WIDTH, want + 32) + len(entry.dead))
     while True:
         scores, rows = entry.index.search(query, width)
-        if width >= total or float(scores[0][width - 1]) < float(scores[0][want - 1]) - 2 * entry.error:
-            return [int(r) for r in rows[0] if r >= 0]
+        live = [(float(s), int(r)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0 and r not in entry.dead]
+        if width >= total:
+            return [r for _, r in live]
+        if len(live) >= want and float(scores[0][width - 1]) < live[want - 1][0] - 2 * entry.error:
+            return [r for _, r in live]
         width = min(total, width * 4)
 
 
@@ -122,36 +251,46 @@ def _rescore(
     entry: _Entry,
     kind: str,
     fp_key: str,
-    dimension: int,
     query: Any,
     candidates: list[int],
     limit: int,
 ) -> list[Hit]:
-    """The best ``limit`` of the ``candidates`` rows by their float32 vectors in the store.
+    """The best ``limit`` of the ``candidates`` rows by their float32 vectors.
 
     They are scored by a float32 faiss index over just those rows, added in the big index's row
-    order: the same kernel and the same tie order as a flat search of every vector, so the hits
-    and their scores are the ones the float32 index gives.
+    order: the same kernel and the same tie order as a flat search of every live vector, so the
+    hits and their scores are the ones a freshly loaded float32 index gives. A float32 index
+    hands its own rows back; a float16 one reads them from the store (in the search's read
+    transaction, so they are the vectors the index was patched to).
     """
     import faiss
     import numpy as np
 
-    row_of = {entry.ids[r]: r for r in candidates}
-    found: list[tuple[int, str, bytes]] = []
-    for part in chunks(list(row_of)):
-        rows = conn.execute(
-            f"SELECT owner_id, vector FROM vectors WHERE owner_kind = ? AND owner_id IN ({placeholders(len(part))}) "
-            "AND fingerprint = ?",
-            [kind, *part, fp_key],
-        ).fetchall()
-        found.extend((row_of[owner], owner, blob) for owner, blob in rows)
-    if not found:  # every candidate was deleted after the index was built
+    if not candidates:
         return []
-    found.sort()
-    exact = faiss.IndexFlatIP(dimension)
-    exact.add(np.frombuffer(b"".join(f[2] for f in found), dtype=np.float32).reshape(len(found), dimension))
-    scores, rows = exact.search(query, min(limit, len(found)))
-    return [Hit(found[r][1], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
+    candidates = sorted(candidates)
+    if not entry.error:
+        owners = [entry.ids[r] for r in candidates]
+        matrix = entry.index.reconstruct_batch(np.asarray(candidates, dtype=np.int64))
+    else:
+        row_of = {entry.ids[r]: r for r in candidates}
+        found: list[tuple[int, str, bytes]] = []
+        for part in chunks(list(row_of)):
+            rows = conn.execute(
+                "SELECT owner_id, vector FROM vectors WHERE owner_kind = ? "
+                f"AND owner_id IN ({placeholders(len(part))}) AND fingerprint = ?",
+                [kind, *part, fp_key],
+            ).fetchall()
+            found.extend((row_of[owner], owner, blob) for owner, blob in rows)
+        if not found:  # every candidate was deleted (only a write outside the store's own transactions)
+            return []
+        found.sort()
+        owners = [f[1] for f in found]
+        matrix = np.frombuffer(b"".join(f[2] for f in found), dtype=np.float32).reshape(len(found), entry.dimension)
+    exact = faiss.IndexFlatIP(entry.dimension)
+    exact.add(matrix)
+    scores, rows = exact.search(query, min(limit, len(owners)))
+    return [Hit(owners[r], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
 
 
 def _row_norms(block: Any) -> Any:
@@ -178,6 +317,7 @@ def _load(
     dimension: int,
     flt: ScopeFilter,
     tracks: tuple[str, ...] | None,
+    position: int,
     *,
     half: bool = True,
 ) -> _Entry:
@@ -215,7 +355,7 @@ def _load(
         if half and float(np.max(np.abs(block))) > _HALF_LIMIT:
             if index is not None:  # float16 was chosen already: read again, in float32
                 cursor.close()
-                return _load(conn, kind, fp_key, dimension, flt, tracks, half=False)
+                return _load(conn, kind, fp_key, dimension, flt, tracks, position, half=False)
             half = False
         if index is not None:
             index.add(block)
@@ -227,8 +367,8 @@ def _load(
                 index.add(part)
             held = []
     if index is not None:
-        return _Entry(ids, index, _half_error(largest, dimension))
+        return _Entry(ids, index, _half_error(largest, dimension), position, largest, dimension)
     flat = faiss.IndexFlatIP(dimension)
     for part in held:
         flat.add(part)
-    return _Entry(ids, flat, 0.0)
+    return _Entry(ids, flat, 0.0, position, largest, dimension, half_ok=half)

@@ -105,6 +105,17 @@ file_versions = Table(
 )
 Index("ix_file_versions_created", file_versions.c.created_at)
 
+# Which owners' vectors changed, filled by triggers on ``vectors`` (revision 0003): a warm dense
+# index reads the rows past its position instead of loading every vector again.
+vector_changes = Table(
+    "vector_changes",
+    metadata,
+    Column("seq", Integer, primary_key=True),
+    Column("owner_kind", Text, nullable=False),
+    Column("owner_id", Text, nullable=False),
+    Column("fingerprint", Text, nullable=False),
+)
+
 meta = Table(
     "meta",
     metadata,

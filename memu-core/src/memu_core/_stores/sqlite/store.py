@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from memu_core._stores import _common as c
-from memu_core._stores.sqlite import connection, history, lexical, writes
-from memu_core._stores.sqlite.dense import DenseCache
+from memu_core._stores.sqlite import changes, connection, history, lexical, writes
+from memu_core._stores.sqlite.dense import DenseCache, snapshot
 from memu_core._stores.sqlite.rows import (
     FILE_COLS,
     RESOURCE_COLS,
@@ -153,6 +153,7 @@ class SqliteStore(MemoryStore):
             try:
                 yield conn
                 bump_generation(conn)
+                changes.prune(conn)
                 conn.execute("COMMIT")
             except BaseException as exc:
                 if conn.in_transaction:  # SQLite may already have rolled back (disk full, I/O)
@@ -383,7 +384,7 @@ class SqliteStore(MemoryStore):
     def search_segments_dense(
         self, vector: Sequence[float], where: Where, tracks: Sequence[str] | None, limit: int
     ) -> list[Hit]:
-        """Cosine over the live vectors of the matching segments (faiss, cached per generation)."""
+        """Cosine over the live vectors of the matching segments (faiss, kept up to date across writes)."""
         return self._search_dense("segment", vector, c.check_where(where), c.check_tracks(tracks), limit)
 
     def search_resources_dense(self, vector: Sequence[float], where: Where, limit: int) -> list[Hit]:
@@ -400,14 +401,14 @@ class SqliteStore(MemoryStore):
     ) -> list[Hit]:
         if limit < 1:
             return []
-        with self._read() as conn:
+        # The live space and the vectors are read in one transaction (another process may switch).
+        with self._read() as conn, snapshot(conn):
             live = writes.read_live(conn)
             if live is None:
                 return []
             c.check_query_vector(vector, live)
             return self._dense.search(
                 conn,
-                self.generation(),
                 kind,
                 c.fingerprint_key(live),
                 live.dimension,
