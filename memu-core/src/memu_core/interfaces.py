@@ -21,6 +21,7 @@ from memu_core.types import (
     Fingerprint,
     HistoryNote,
     Hit,
+    KeptRead,
     RecallFile,
     Record,
     RecordKind,
@@ -423,6 +424,104 @@ class TranscriptSource(ABC):
         became shorter than the cursor was rewritten, and is read again from the start. A line
         that is not a JSON object is skipped and counted in ``corrupt``.
         """
+        text, start, prev_lines, end = self._new_text(session, previous)
+        if text is None:
+            return TranscriptRead([], _cursor(start, prev_lines, session))
+        records, corrupt = self.parse_lines(text)
+        return TranscriptRead(records, _cursor(end, prev_lines + len(records), session), corrupt)
+
+    def read_kept(self, session: SessionFile, previous: dict[str, Any] | None) -> KeptRead:
+        """What mining needs of :meth:`read_incremental`: the new message and tool lines, no
+        :class:`Record` per line, the last timestamp read once at the end.
+
+        Same lines, kinds, cursor and last timestamp as :meth:`read_incremental` gives; a source
+        that overrides it or :meth:`parse_lines` is read through them.
+        """
+        cls = type(self)
+        if cls.read_incremental is not TranscriptSource.read_incremental or cls.parse_lines is not (
+            TranscriptSource.parse_lines
+        ):
+            return KeptRead.of(self.read_incremental(session, previous))
+        text, start, prev_lines, end = self._new_text(session, previous)
+        if text is None:
+            return KeptRead([], [], _cursor(start, prev_lines, session), None, 0, 0)
+        lines = text.split("\n")
+        kept: list[str] = []
+        messages: list[int] = []
+        count = corrupt = 0
+        quick = self.quick_kind if type(self).normalise is TranscriptSource.normalise else None
+        message, tool = RecordKind.MESSAGE, RecordKind.TOOL
+        for raw in lines:
+            line = raw.strip()
+            if not line:
+                continue
+            if len(line) > MAX_LINE_CHARS:
+                corrupt += 1
+                continue
+            kind: RecordKind | None = None
+            if quick is not None and line[0] == "{" and line[-1] == "}":
+                kind = quick(line)
+            if kind is None:
+                parsed = self._parsed_kind(line)
+                if parsed is None:
+                    corrupt += 1
+                    continue
+                if parsed is _DROPPED:
+                    continue
+                kind, line = parsed  # type: ignore[misc]
+            count += 1
+            if kind is message:
+                messages.append(len(kept))
+                kept.append(line)
+            elif kind is tool:
+                kept.append(line)
+        stamp = self._last_stamp(lines)
+        return KeptRead(kept, messages, _cursor(end, prev_lines + count, session), stamp, count, corrupt)
+
+    def _parsed_kind(self, line: str) -> tuple[RecordKind, str] | object | None:
+        """One line parsed as :meth:`parse_lines` parses it: ``(kind, record text)``, ``None``
+        when it is corrupt, ``_DROPPED`` when :meth:`normalise` drops it."""
+        try:
+            obj = load_line(line)
+        except ValueError:
+            return None
+        if not isinstance(obj, dict):
+            return None
+        try:
+            norm = self.normalise(obj)
+            if norm is None:
+                return _DROPPED
+            kind = self.classify_record(norm)
+        except Exception:  # never let one odd record stop the scan
+            return None
+        return kind, line if norm is obj else json.dumps(norm, ensure_ascii=False)
+
+    def _last_stamp(self, lines: list[str]) -> str | None:
+        """The timestamp :attr:`TranscriptRead.last_timestamp` gives for these lines: the last
+        record's that has one, each read the way :meth:`parse_lines` reads it."""
+        quick_ok = type(self).normalise is TranscriptSource.normalise
+        for raw in reversed(lines):
+            line = raw.strip()
+            if not line or len(line) > MAX_LINE_CHARS:
+                continue
+            if quick_ok and line[0] == "{" and line[-1] == "}" and self.quick_kind(line) is not None:
+                stamp = cheap_timestamp(line)
+            else:
+                try:
+                    obj = load_line(line)
+                    norm = self.normalise(obj) if isinstance(obj, dict) else None
+                    if norm is not None:
+                        self.classify_record(norm)
+                except Exception:  # corrupt or dropped here as in parse_lines: not a record
+                    continue
+                stamp = norm.get("timestamp") if norm is not None else None
+                stamp = stamp if isinstance(stamp, str) else None
+            if stamp:
+                return stamp
+        return None
+
+    def _new_text(self, session: SessionFile, previous: dict[str, Any] | None) -> tuple[str | None, int, int, int]:
+        """``(text of the new complete lines or None, start offset, lines before, end offset)``."""
         prev_offset = 0
         prev_lines = 0
         if previous:
@@ -448,10 +547,9 @@ class TranscriptSource(ABC):
             prev_offset, data = skipped, data[skipped:]
         end = data.rfind(b"\n")
         if end < 0:
-            return TranscriptRead([], _cursor(prev_offset, prev_lines, session))
-        records, corrupt = self.parse_lines(data[: end + 1].decode("utf-8", errors="replace"))
-        cursor = _cursor(prev_offset + end + 1, prev_lines + len(records), session)
-        return TranscriptRead(records, cursor, corrupt)
+            return None, prev_offset, prev_lines, prev_offset
+        body = data if end == len(data) - 1 else data[: end + 1]
+        return body.decode("utf-8", errors="replace"), prev_offset, prev_lines, prev_offset + end + 1
 
     def parse_lines(self, text: str) -> tuple[list[Record], int]:
         """Parse, normalise and classify every non-blank line of ``text``; count the corrupt ones.
@@ -498,6 +596,10 @@ class TranscriptSource(ABC):
             ts = norm.get("timestamp")
             records.append(Record(line, kind, ts if isinstance(ts, str) else None))
         return records, corrupt
+
+
+_DROPPED = object()
+"""A line :meth:`TranscriptSource.normalise` dropped: not part of the session, not corrupt."""
 
 
 def _after_lines(data: bytes, count: int) -> int:

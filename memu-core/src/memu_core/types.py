@@ -345,6 +345,37 @@ class TranscriptRead:
 
 
 @dataclass(frozen=True, slots=True)
+class KeptRead:
+    """What mining keeps of a :class:`TranscriptRead`: the message and tool records' lines, in
+    order, with where the messages are, and no object per record (a first run reads hundreds of
+    thousands of lines and drops the rest)."""
+
+    lines: list[str]
+    """The text of every ``MESSAGE`` and ``TOOL`` record."""
+    messages: list[int]
+    """Indices into ``lines`` of the ``MESSAGE`` records."""
+    cursor: dict[str, Any]
+    last_timestamp: str | None
+    """As :attr:`TranscriptRead.last_timestamp`."""
+    records: int
+    """How many records were read, of every kind."""
+    corrupt: int = 0
+
+    @classmethod
+    def of(cls, read: TranscriptRead) -> KeptRead:
+        """The kept part of a full read."""
+        lines: list[str] = []
+        messages: list[int] = []
+        for rec in read.records:
+            if rec.kind is RecordKind.MESSAGE:
+                messages.append(len(lines))
+                lines.append(rec.text)
+            elif rec.kind is RecordKind.TOOL:
+                lines.append(rec.text)
+        return cls(lines, messages, read.cursor, read.last_timestamp, len(read.records), read.corrupt)
+
+
+@dataclass(frozen=True, slots=True)
 class SelfSessions:
     """Which sessions are the bridging run's own, as a source tells from the working tree.
 

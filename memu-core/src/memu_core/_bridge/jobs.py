@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 
 from memu_core._bridge import templates
-from memu_core._layout import Layout, ensure_private_dir, private_opener
+from memu_core._bridge.mine import write_private
+from memu_core._layout import Layout, ensure_private_dir
 
 
 def clear(folder: Path, pattern: str) -> None:
@@ -34,18 +35,18 @@ def write_jobs(layout: Layout, count: int, verify_command: str) -> int:
         memory_t = templates.resolve("memory-job")
         skill_t = templates.resolve("skill-job")
         resource_t = templates.resolve("resource-job")
-        texts: dict[int, str] = {}
+        # Paths as text once: a first run writes two jobs per session, thousands of them.
+        sessions, memory, skill = str(layout.sessions), str(layout.track_dir("memory")), str(layout.track_dir("skill"))
+        resource_log, folder, sep = str(layout.resource_log), str(stage), os.sep
         for i in range(1, count + 1):
-            texts[i] = memory_t.format(input_path=layout.sessions / f"{i}.jsonl", track_dir=layout.track_dir("memory"))
-            texts[count + i] = skill_t.format(
-                input_path=layout.sessions / f"{i}_full.jsonl",
-                track_dir=layout.track_dir("skill"),
-                resource_log=layout.resource_log,
+            text = memory_t.format(input_path=f"{sessions}{sep}{i}.jsonl", track_dir=memory)
+            write_private(f"{folder}{sep}{i}.txt", text.encode("utf-8"))
+            text = skill_t.format(
+                input_path=f"{sessions}{sep}{i}_full.jsonl", track_dir=skill, resource_log=resource_log
             )
-        texts[2 * count + 1] = resource_t.format(verify_command=verify_command, resource_file=layout.resources)
-        for n, text in texts.items():
-            with open(stage / f"{n}.txt", "w", encoding="utf-8", opener=private_opener) as fh:
-                fh.write(text)
+            write_private(f"{folder}{sep}{count + i}.txt", text.encode("utf-8"))
+        text = resource_t.format(verify_command=verify_command, resource_file=layout.resources)
+        write_private(stage / f"{2 * count + 1}.txt", text.encode("utf-8"))
     shutil.rmtree(layout.jobs, ignore_errors=True)
     os.replace(stage, layout.jobs)
     return 2 * count + 1 if count else 0

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memu_core.interfaces import TranscriptSource
-from memu_core.types import RecordKind, SelfSessions, SessionFile, TranscriptRead
+from memu_core.types import KeptRead, RecordKind, SelfSessions, SessionFile, TranscriptRead
 
 
 class CompositeSource(TranscriptSource):
@@ -84,3 +84,7 @@ class CompositeSource(TranscriptSource):
     def read_incremental(self, session: SessionFile, previous: dict[str, Any] | None) -> TranscriptRead:
         """Read through the owning part (it knows how its lines normalise)."""
         return self.owner(session.path).read_incremental(session, previous)
+
+    def read_kept(self, session: SessionFile, previous: dict[str, Any] | None) -> KeptRead:
+        """Read through the owning part, as :meth:`read_incremental`."""
+        return self.owner(session.path).read_kept(session, previous)

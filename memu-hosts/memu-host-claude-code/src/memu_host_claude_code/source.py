@@ -110,7 +110,9 @@ def quick_claude_kind(line: str) -> RecordKind | None:
     # Skip leading thinking blocks (assistant turns often open with one), then look at the next
     # block: its own keys are short, so its type shows within the first few dozen characters.
     pos += 1
-    while (after := _after_thinking(line, pos)) > 0 and line.startswith(",", after):
+    while line.startswith('{"type":"thinking"', pos) and (after := _after_thinking(line, pos)) > 0:
+        if not line.startswith(",", after):
+            break
         pos = after + 1
     if line.startswith('{"type":"text"', pos):
         return None if '"isMeta":' in line else RecordKind.MESSAGE
