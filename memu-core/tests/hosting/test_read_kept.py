@@ -1,0 +1,99 @@
+"""``read_kept`` (what ``prepare`` mines through) gives exactly what ``read_incremental`` gives,
+less the records it drops: same lines, kinds, cursor, counts and last timestamp (ADR 0026)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from memu_host_claude_code.source import ClaudeCodeSource, CoworkSource
+from memu_host_codex.source import CodexSource
+
+from memu_core._bridge import mine
+from memu_core.interfaces import TranscriptSource
+from memu_core.types import KeptRead, SessionFile
+
+HOSTS = Path(__file__).resolve().parents[3] / "memu-hosts"
+STAMP = "2026-08-20T10:00:00Z"
+
+
+def _session(path: Path) -> SessionFile:
+    st_ = path.stat()
+    return SessionFile(path, st_.st_mtime_ns, st_.st_size)
+
+
+def _same(source: TranscriptSource, session: SessionFile, previous: dict[str, Any] | None = None) -> KeptRead:
+    kept = source.read_kept(session, previous)
+    assert kept == KeptRead.of(source.read_incremental(session, previous))
+    return kept
+
+
+def test_the_host_fixtures_read_the_same() -> None:
+    claude = HOSTS / "memu-host-claude-code" / "tests" / "fixtures"
+    cases: list[tuple[TranscriptSource, Path]] = [
+        (ClaudeCodeSource(claude / "projects"), claude / "projects"),
+        (CoworkSource([claude / "cowork"]), claude / "cowork"),
+        (CodexSource(HOSTS / "memu-host-codex" / "tests" / "fixtures" / "sessions"), HOSTS / "memu-host-codex"),
+    ]
+    for source, root in cases:
+        paths = sorted(root.rglob("*.jsonl"))
+        assert paths
+        for path in paths:
+            _same(source, _session(path))
+
+
+LINES = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            "   ",
+            "{not json",
+            "[1, 2]",
+            '"text"',
+            "{}",
+            '{"type":"user","message":{"role":"user","content":"hi"},"timestamp":"' + STAMP + '"}',
+            '{"type":"user","isMeta":true,"message":{"role":"user","content":"x"},"timestamp":"t-meta"}',
+            '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}',
+            '{"type":"assistant","message":{"content":[{"type":"tool_use","id":"1","input":{}}]},"timestamp":"t2"}',
+            '{"type":"user","message":{"content":[{"tool_use_id":"1","type":"tool_result","content":"o"}]}'
+            ',"toolUseResult":{"timestamp":"nested"}}',
+            '{"type":"queue-operation","timestamp":"t-queue"}',
+            '{"timestamp":"t-first","type":"summary"}',
+            '{"type":"user","message":{"role":"user","content":"a"},"timestamp":5}',
+        ]
+    ),
+    st.builds(
+        lambda kind, text, ts: json.dumps(
+            {"type": kind, "message": {"role": kind, "content": text}, **({"timestamp": ts} if ts else {})}
+        ),
+        st.sampled_from(["user", "assistant", "system"]),
+        st.one_of(st.text(max_size=12), st.lists(st.fixed_dictionaries({"type": st.just("text")}), max_size=2)),
+        st.one_of(st.none(), st.text(max_size=6)),
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(LINES, max_size=12), cut=st.integers(min_value=0, max_value=40))
+def test_any_mix_of_lines_reads_the_same(tmp_path: Path, lines: list[str], cut: int) -> None:
+    root = tmp_path / "logs"
+    root.mkdir(exist_ok=True)
+    path = root / "s.jsonl"
+    data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+    path.write_bytes(data[: len(data) - cut % 3])  # sometimes a half-written last line
+    first = _same(ClaudeCodeSource(root), _session(path))
+    with path.open("ab") as fh:  # a later run reads only what was added
+        fh.write(b'{"type":"user","message":{"role":"user","content":"later"}}\n')
+    _same(ClaudeCodeSource(root), _session(path), first.cursor)
+
+
+def test_the_pool_waits_for_an_idle_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mine, "_busy_cores", lambda: 64.0)
+    assert mine._idle_cores() == 1
+    monkeypatch.setattr(mine, "_busy_cores", lambda: 0.0)
+    assert mine._idle_cores() == (os.cpu_count() or 1)
