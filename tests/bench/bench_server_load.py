@@ -16,7 +16,13 @@ Rows (each ``--runs`` runs of ``--duration`` s; medians with min-max over the ru
 - search: the 50 planted questions in turn (a team asking recurring questions: answers reused
   until a write changes them), with and without a writer, at 16 and 64 clients;
 - search, every query new: each request a question never asked before (the store's own cost);
-- list: one page of 50 files per request; commit: one new file per request (its own name).
+- list: one page of 50 files per request; commit: one new file per request (its own name);
+- commit, then a new search in its scope, from one client in turn: the server's CPU for a
+  write and the first search after it (on SQLite, where the dense index is patched or reloaded).
+
+``--peer-src`` starts a second server from another source folder (an older commit's
+``memu_core`` and ``memu_server``) on its own copy of the store and runs each row against both,
+one run of each in turn, so the two sides share the machine's load.
 
 The writer commits one new 5-line file every ``--write-every`` seconds, to its own user
 (``writer``: a teammate) or to the searched scope (``default``: every cached answer dropped).
@@ -233,6 +239,12 @@ def main() -> int:
         default="",
         help="Run the memu_server package from this src folder instead (e.g. an older commit's, as a peer).",
     )
+    parser.add_argument(
+        "--peer-src",
+        default="",
+        help="Also start a server from this src folder (an older commit's memu_core and memu_server) on its own copy "
+        "of the store, and run every row against both, their runs interleaved.",
+    )
     parser.add_argument("--clients", default="16,64", help="Client counts, comma-separated.")
     args = parser.parse_args()
     only = {x for x in args.only.split(",") if x}
@@ -260,6 +272,22 @@ def main() -> int:
         stderr=subprocess.PIPE,
     )
     wait_until_up(port, proc, timeout=900)  # the first start exports MiniLM to ONNX (minutes when loaded)
+    servers = [("", port, proc)]
+    if args.peer_src:
+        shutil.copyfile(cached, tmp / "peer.db")
+        peer_port = free_port()
+        peer_proc = subprocess.Popen(
+            [sys.executable, "-m", "memu_server", "serve", "--port", str(peer_port)],
+            env={
+                **env,
+                "MEMU_DB": str(tmp / "peer.db"),
+                "MEMU_SERVER_KEYS": str(tmp / "keys.sqlite3"),
+                "PYTHONPATH": args.peer_src,
+            },
+            stderr=subprocess.PIPE,
+        )
+        wait_until_up(peer_port, peer_proc, timeout=900)
+        servers.append((" (peer)", peer_port, peer_proc))
     rows: list[list[str]] = []
     counter = iter(range(10**9))
 
@@ -307,28 +335,30 @@ def main() -> int:
     def row(name: str, label: str, floor_port: int | None = None, **kw: Any) -> None:
         if only and name not in only:
             return
-        target, pid = (floor_port, floor_pid) if floor_port else (port, proc.pid)
-        runs = []
+        targets = [("", floor_port, floor_pid)] if floor_port else [(tag, p, sp.pid) for tag, p, sp in servers]
+        runs: dict[str, list[Run]] = {tag: [] for tag, _, _ in targets}
         for _ in range(args.runs):
-            runs.append(drive(target, pid, duration=args.duration, every=args.write_every, **kw))
-        per = summarize(runs)["runs"]
-        writes = ""
-        if kw.get("writer") is not None:
-            worst = max(p["write_p99"] for p in per)
-            writes = f"{sum(p['writes'] for p in per)} commits, slowest {worst * 1000:.0f} ms"
-        rows.append(
-            [
-                label,
-                cell(per, "rps"),
-                cell(per, "p50", 1000, 1),
-                cell(per, "p99", 1000, 1),
-                f"{sum(p['errors'] for p in per)} / {sum(p['busy'] for p in per)}",
-                f"{statistics.median(p['server_ms'] for p in per):.2f} / "
-                f"{statistics.median(p['client_us'] for p in per):.0f}",
-                writes or "—",
-            ]
-        )
-        print(" | ".join(rows[-1]), f"load {os.getloadavg()[0]:.1f}", flush=True)
+            for tag, target, pid in targets:  # interleaved: a peer's run beside each run of ours
+                runs[tag].append(drive(target, pid, duration=args.duration, every=args.write_every, **kw))
+        for tag, _, _ in targets:
+            per = summarize(runs[tag])["runs"]
+            writes = ""
+            if kw.get("writer") is not None:
+                worst = max(p["write_p99"] for p in per)
+                writes = f"{sum(p['writes'] for p in per)} commits, slowest {worst * 1000:.0f} ms"
+            rows.append(
+                [
+                    label + tag,
+                    cell(per, "rps"),
+                    cell(per, "p50", 1000, 1),
+                    cell(per, "p99", 1000, 1),
+                    f"{sum(p['errors'] for p in per)} / {sum(p['busy'] for p in per)}",
+                    f"{statistics.median(p['server_ms'] for p in per):.2f} / "
+                    f"{statistics.median(p['client_us'] for p in per):.0f}",
+                    writes or "—",
+                ]
+            )
+            print(" | ".join(rows[-1]), f"load {os.getloadavg()[0]:.1f}", flush=True)
 
     floor_proc = None
     try:
@@ -336,15 +366,16 @@ def main() -> int:
         import urllib.request
 
         answer = b""
-        for query in queries:
-            req = urllib.request.Request(
-                f"http://127.0.0.1:{port}{SEARCH}",
-                data=json.dumps({"query": query}).encode(),
-                headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-            )
-            with urllib.request.urlopen(req, timeout=300) as r:
-                answer = r.read()
-            h.check_answer(json.loads(answer), query, TOP_K, mode="hybrid")
+        for _, warm_port, _ in reversed(servers):  # ours last: its answer is the floor's
+            for query in queries:
+                req = urllib.request.Request(
+                    f"http://127.0.0.1:{warm_port}{SEARCH}",
+                    data=json.dumps({"query": query}).encode(),
+                    headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+                )
+                with urllib.request.urlopen(req, timeout=300) as r:
+                    answer = r.read()
+                h.check_answer(json.loads(answer), query, TOP_K, mode="hybrid")
         (tmp / "answer.json").write_bytes(answer)
         floor_port = free_port()
         floor_proc = subprocess.Popen(
@@ -381,6 +412,13 @@ def main() -> int:
             )
             row("search-new", f"search, every query new, {clients} clients", make=search_new, clients=clients)
             row("list", f"list (50 files), {clients} clients + writer", make=listing, clients=clients, writer=other)
+
+        def write_then_search(i: int) -> Request:
+            return same(i) if i % 2 == 0 else search_new(i)
+
+        # One client: a commit to the searched scope, then a question never asked, and again: the
+        # server's CPU per pair is twice the per-request figure (the commit embeds its lines).
+        row("write-search", "commit, then a new search in its scope, 1 client", make=write_then_search, clients=1)
         for clients in counts:
             row(
                 "search-same",
@@ -391,7 +429,7 @@ def main() -> int:
             )
             row("commit", f"commit (1 new file each), {clients} clients", make=committing("c", key), clients=clients)
     finally:
-        for p in (proc, floor_proc):
+        for p in (*(sp for _, _, sp in servers), floor_proc):
             if p is not None:
                 p.send_signal(signal.SIGTERM)
                 with contextlib.suppress(subprocess.TimeoutExpired):
