@@ -153,6 +153,8 @@ def test_the_prefilter_changes_no_redaction() -> None:
             _prefilter.reset_for_tests(engine, tried=True)
             fast, fast_one = Redactor(), Redactor()
             assert fast.lines(lines) == want, encoding
+            sliced = Redactor().slice(lines)  # as prepare writes the full slice
+            assert sliced == (want, ("\n".join(want) + "\n").encode("utf-8", "surrogatepass")), encoding
             assert [fast_one.lines([line])[0] for line in lines] == want_one, encoding
             assert (fast.count, fast_one.count) == (plain.count, plain_one.count), encoding
             _prefilter.reset_for_tests(None, tried=True)

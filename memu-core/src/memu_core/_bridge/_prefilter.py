@@ -69,10 +69,10 @@ def loaded() -> bool:
     return _ENGINE is not None
 
 
-def candidates(joined: bytes, count: int) -> list[int] | None:
-    """The indices of the records in ``joined`` (``count`` records joined by single NUL bytes,
-    none holding a NUL of its own) that hold a trigger literal, ascending; ``None`` when the
-    matcher is not loaded (then every record is a candidate)."""
+def candidates(joined: bytes, count: int, sep: bytes = b"\x00") -> list[int] | None:
+    """The indices of the records in ``joined`` (``count`` records joined by single ``sep``
+    bytes, none holding one of its own) that hold a trigger literal, ascending; ``None`` when
+    the matcher is not loaded (then every record is a candidate)."""
     engine = _ENGINE
     if engine is None:
         return None
@@ -86,10 +86,10 @@ def candidates(joined: bytes, count: int) -> list[int] | None:
     if not ends:
         return []
     nuls: list[int] = []
-    at = joined.find(b"\x00")
+    at = joined.find(sep)
     while at >= 0:
         nuls.append(at)
-        at = joined.find(b"\x00", at + 1)
+        at = joined.find(sep, at + 1)
     if len(nuls) != count - 1:
         return list(range(count))  # not the promised shape: let the rules see everything
     # A match ending at ``end`` lies in the record that holds byte ``end - 1``.

@@ -8,6 +8,7 @@ write their slices into a staging folder and return only counts and cursor entri
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,9 +68,9 @@ def mine_one(source: TranscriptSource, stage: Path, task: Task) -> Mined:
     if read.records:
         redactor = Redactor()
         # One pass over the session: each record comes back as one line, still valid JSON.
-        lines = redactor.lines(read.lines)
+        lines, full = redactor.slice(read.lines)
         _write(stage / f"{stem}.jsonl", [lines[i] for i in read.messages])
-        _write(stage / f"{stem}_full.jsonl", lines)
+        write_private(stage / f"{stem}_full.jsonl", full)
         out.redacted = redactor.count
     return out
 
@@ -127,6 +128,18 @@ def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list
     if new_bytes >= PREFILTER_MIN_BYTES:
         _prefilter.load()  # before the fork: the workers inherit it
     workers = min(_workers(), _idle_cores(), len(tasks)) if new_bytes >= PARALLEL_MIN_BYTES else 1
+    # Mining makes no reference cycles (lines, lists, parsed records), so the cycle collector
+    # only walks the young objects again and again: 10-15% of a first run's CPU, measured.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _mine(source, stage, tasks, workers)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _mine(source: TranscriptSource, stage: Path, tasks: list[Task], workers: int) -> list[Mined]:
     if workers < 2:
         return [mine_one(source, stage, t) for t in tasks]
     import multiprocessing

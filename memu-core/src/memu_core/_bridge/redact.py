@@ -100,6 +100,26 @@ class Redactor:
             out[i] = text
         return out
 
+    def slice(self, texts: Sequence[str]) -> tuple[list[str], bytes]:
+        """:meth:`lines`, and those lines as a slice file's bytes (each ended by a newline).
+
+        The prefilter reads the records joined as the file joins them, so when none of them
+        holds a trigger literal those bytes are the file, with no second join and encode.
+        """
+        if not texts:
+            return [], b""
+        if _prefilter.loaded():
+            data = "\n".join(texts).encode("utf-8", "surrogatepass")
+            picked = _prefilter.candidates(data, len(texts), b"\n")
+            if not picked:
+                return list(texts), data + b"\n"
+            lines = list(texts)
+            for i, text in zip(picked, self.lines([texts[i] for i in picked]), strict=True):
+                lines[i] = text
+        else:
+            lines = self.lines(texts)
+        return lines, ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+
     def _redact(self, data: bytes) -> bytes:
         view = decoded_view(data)
         spans = _rules.find(view)
