@@ -136,8 +136,8 @@ def commit_cost(files: int, runs: int, fp: Any) -> None:
     rng = np.random.default_rng(9)
     writes = []
     for f in range(files):
-        rows = rng.standard_normal((20, fp.dimension)).astype(np.float32)
-        vectors = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).tolist()
+        block = rng.standard_normal((20, fp.dimension)).astype(np.float32)
+        vectors = (block / np.linalg.norm(block, axis=1, keepdims=True)).tolist()
         writes.append(file_write(f"c{f}", [f"- file {f} line {j} of the commit" for j in range(20)], vectors=vectors))
     changes = ChangeSet(files=writes, fingerprint=fp)
     samples: dict[str, list[float]] = {"with the change log": [], "triggers dropped (peer)": []}
