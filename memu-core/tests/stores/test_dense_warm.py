@@ -323,3 +323,24 @@ def test_a_store_from_before_the_log_upgrades_and_patches(tmp_path: Path) -> Non
         assert store._dense.loads == 1
     finally:
         store.close()
+
+
+def test_a_patch_that_fails_half_way_is_not_kept(tmp_path: Path, small: None) -> None:
+    warm = _store_with(tmp_path, 30)
+    other = SqliteStore.open(warm.path)
+    query = _vector(4)
+    _search(warm, "segment", query, {}, None, 5)
+    (entry,) = warm._dense._entries.values()
+
+    def no_memory(block: np.ndarray) -> None:
+        raise MemoryError("the index could not grow")
+
+    entry.index.add = no_memory  # the owners are already marked dead and listed when faiss fails
+    other.apply(ChangeSet(files=[file_write("late", ["word 4"], vectors=[_vector(4)])], fingerprint=FP))
+    with pytest.raises(MemoryError):
+        _search(warm, "segment", query, {}, None, 5)
+    got = _search(warm, "segment", query, {}, None, 5)
+    assert got == _fresh(Path(warm.path), "segment", query, {}, None, 5)
+    assert warm._dense.loads == 2  # loaded again, not answered from the half-patched index
+    warm.close()
+    other.close()

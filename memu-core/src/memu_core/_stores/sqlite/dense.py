@@ -124,10 +124,12 @@ class DenseCache:
             position = changes.head(conn)
             entry = self._entries.get(key)
             if entry is not None and entry.position != position:
+                # An index whose patch failed half-way (a read error, no memory) is not kept.
+                del self._entries[key]
                 if _catch_up(conn, entry, kind, fp_key, flt, tracks, position):
+                    self._entries[key] = entry
                     self.patches += 1
                 else:
-                    del self._entries[key]
                     entry = None
             if entry is None:
                 entry = _load(conn, kind, fp_key, dimension, flt, tracks, position)
