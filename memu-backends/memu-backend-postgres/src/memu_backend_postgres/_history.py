@@ -110,9 +110,8 @@ def stats(conn: Any, where: Where, live: Fingerprint | None, live_id: int | None
 
     vectors = 0
     if live_id is not None:
-        vectors = count(
-            f"SELECT count(*) FROM memu_segments WHERE (fp_id = :fp OR pending_fp = :fp){cond}", {"fp": live_id}
-        )
+        vectors = count(f"SELECT count(*) FROM memu_segments WHERE fp_id = :fp{cond}", {"fp": live_id})
+        vectors += count(f"SELECT count(*) FROM memu_pending_vectors WHERE fp_id = :fp{cond}", {"fp": live_id})
     size = conn.execute(
         sa.text(
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "

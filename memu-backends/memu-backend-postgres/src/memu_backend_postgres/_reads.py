@@ -40,9 +40,13 @@ def get_files(conn: Any, scope: Scope, keys: Sequence[tuple[str, str]]) -> dict[
     # embed the rest); a lexical-only store has nothing to embed, so every text counts.
     texts: dict[str, set[str]] = {fid: set() for fid in files}
     lexical_only = conn.execute(sa.text("SELECT live_fp_id IS NULL FROM memu_meta WHERE id = 1")).scalar_one()
-    vector_clause = "" if lexical_only else " AND (fp_id IS NOT NULL OR pending_fp IS NOT NULL)"
+    vector_clause = (
+        ""
+        if lexical_only
+        else " AND (s.fp_id IS NOT NULL OR EXISTS (SELECT 1 FROM memu_pending_vectors p WHERE p.id = s.id))"
+    )
     for row in conn.execute(
-        sa.text(f"SELECT file_id, text FROM memu_segments WHERE file_id = ANY(:ids){vector_clause}"),
+        sa.text(f"SELECT s.file_id, s.text FROM memu_segments s WHERE s.file_id = ANY(:ids){vector_clause}"),
         {"ids": list(files)},
     ):
         texts[row.file_id].add(row.text)

@@ -35,7 +35,8 @@ _TODO = """
                         AND v.text_md5 = md5(r.description))
     UNION ALL
     SELECT 'segment', s.id, s.text FROM memu_segments s
-    WHERE coalesce(s.fp_id, s.pending_fp) IS DISTINCT FROM :fp
+    WHERE s.fp_id IS DISTINCT FROM :fp
+      AND NOT EXISTS (SELECT 1 FROM memu_pending_vectors p WHERE p.id = s.id AND p.fp_id = :fp)
       AND NOT EXISTS (SELECT 1 FROM memu_staged_vectors v
                       WHERE v.fp_id = :fp AND v.kind = 'segment' AND v.item_id = s.id
                         AND v.text_md5 = md5(s.text))
@@ -112,21 +113,21 @@ def switch_fingerprint(conn: Any, fingerprint: Fingerprint) -> None:
         for table in ("memu_segments", "memu_resources"):
             conn.execute(sa.text(f"UPDATE {table} SET fp_id = NULL, embedding = NULL WHERE fp_id IS NOT NULL"))
         # Vectors still waiting to be folded (ADR 0029) belong to the old space too.
-        conn.execute(
-            sa.text("UPDATE memu_segments SET pending_fp = NULL, pending_embedding = NULL WHERE pending_fp IS NOT NULL")
-        )
+        conn.execute(sa.text("DELETE FROM memu_pending_vectors"))
     for kind, (table, column) in _KINDS.items():
-        # A staged vector replaces a pending one (a row holds one vector, linked or pending).
-        clear = ", pending_fp = NULL, pending_embedding = NULL" if kind == "segment" else ""
         conn.execute(
             sa.text(
-                f"UPDATE {table} x SET fp_id = v.fp_id, embedding = v.embedding{clear} "
+                f"UPDATE {table} x SET fp_id = v.fp_id, embedding = v.embedding "
                 "FROM memu_staged_vectors v "
                 f"WHERE v.fp_id = :fp AND v.kind = '{kind}' AND v.item_id = x.id "
                 f"AND v.text_md5 = md5(x.{column})"
             ),
             {"fp": fp_id},
         )
+    # A staged vector replaces a pending one (a row holds one vector, linked or pending).
+    conn.execute(
+        sa.text("DELETE FROM memu_pending_vectors p USING memu_segments s WHERE s.id = p.id AND s.fp_id IS NOT NULL")
+    )
     conn.execute(sa.text("DELETE FROM memu_staged_vectors WHERE fp_id = :fp"), {"fp": fp_id})
     _meta.make_live(conn, fp_id, fingerprint.dimension)
     _meta.bump_generation(conn)

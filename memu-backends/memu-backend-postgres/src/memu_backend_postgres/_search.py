@@ -184,19 +184,18 @@ def dense(
 def _with_pending(distance: str, fp: int, filters: str) -> str:
     """The segment search: the HNSW index's best rows and the pending rows' best, merged.
 
-    Pending vectors (ADR 0029) are outside the graph; their few rows are found through their
-    partial index and compared exactly, so a row reads the same whether it is still pending or
+    Pending vectors (ADR 0029) are outside the graph, in a narrow table of their own with the
+    scope columns the filters read; they are compared exactly, so a row reads the same whether it is still pending or
     already folded (as far as the graph finds what an exact scan would). Ties break by id, the
     same order either way.
     """
-    pending = distance.replace("x.embedding", "x.pending_embedding")
     return f"""
         SELECT u.id, 1 - u.d AS score FROM (
             (SELECT x.id, {distance} AS d FROM memu_segments x
              WHERE x.fp_id = {fp}{filters} ORDER BY {distance} LIMIT :limit)
             UNION ALL
-            (SELECT x.id, {pending} AS d FROM memu_segments x
-             WHERE x.pending_fp = {fp}{filters} ORDER BY {pending} LIMIT :limit)
+            (SELECT x.id, {distance} AS d FROM memu_pending_vectors x
+             WHERE x.fp_id = {fp}{filters} ORDER BY {distance} LIMIT :limit)
         ) u
         WHERE (SELECT live_fp_id FROM memu_meta WHERE id = 1) = {fp}
         ORDER BY u.d, u.id

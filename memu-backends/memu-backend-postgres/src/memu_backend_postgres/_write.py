@@ -5,7 +5,7 @@ change set are locked, checked and written in bulk, the new segments arrive thro
 and the BM25 statistics move in one statement at the end. Everything happens in the caller's one
 transaction, so a commit that fails or is killed half-way leaves nothing behind.
 
-Segment vectors are written *pending* (ADR 0029): into ``pending_embedding``, outside the HNSW
+Segment vectors are written *pending* (ADR 0029): into ``memu_pending_vectors``, outside the HNSW
 graph, which a fold links them into after the commit (:mod:`memu_backend_postgres._fold`).
 """
 
@@ -48,7 +48,6 @@ def _vector(values: Sequence[float], dimension: int, what: str) -> Any:
 _SEGMENT_COLUMNS = (
     "id, file_id, user_id, agent_id, track, kind, ordinal, text, context, tsv, ntokens, tf, fp_id, embedding"
 )
-_PENDING_COLUMNS = _SEGMENT_COLUMNS.replace("fp_id, embedding", "pending_fp, pending_embedding")
 # The COPY target: the segment columns as plain types (psycopg has no binary tsvector), moved into
 # memu_segments by one INSERT … SELECT. Kept per connection, emptied by every commit.
 _STAGE = "memu_new_segments"
@@ -279,21 +278,31 @@ def _write_segments(conn: Any, plan: _SegmentPlan) -> None:
             plan.updates,
         )
     if plan.vectors:
-        # A stored text that gets its first vector: out of the graph (if it was ever in) and
-        # pending, or linked at once when not deferring.
-        columns = (
-            "fp_id = NULL, embedding = NULL, pending_embedding = :v, pending_fp = :fp"
-            if plan.defer
-            else "embedding = :v, fp_id = :fp, pending_embedding = NULL, pending_fp = NULL"
-        )
-        conn.execute(sa.text(f"UPDATE memu_segments SET {columns} WHERE id = :id"), plan.vectors)
+        # A stored text that gets its first vector: pending (and out of the graph, should it
+        # ever have been in), or linked at once when not deferring. One vector per row.
+        if plan.defer:
+            conn.execute(
+                sa.text("UPDATE memu_segments SET fp_id = NULL, embedding = NULL WHERE id = :id AND fp_id IS NOT NULL"),
+                plan.vectors,
+            )
+            conn.execute(
+                sa.text(
+                    "INSERT INTO memu_pending_vectors (id, fp_id, user_id, agent_id, track, embedding) "
+                    "SELECT s.id, :fp, s.user_id, s.agent_id, s.track, :v FROM memu_segments s WHERE s.id = :id "
+                    "ON CONFLICT (id) DO UPDATE SET fp_id = excluded.fp_id, embedding = excluded.embedding"
+                ),
+                plan.vectors,
+            )
+        else:
+            conn.execute(sa.text("UPDATE memu_segments SET embedding = :v, fp_id = :fp WHERE id = :id"), plan.vectors)
+            conn.execute(sa.text("DELETE FROM memu_pending_vectors WHERE id = :id"), plan.vectors)
     if plan.inserts:
         _copy_segments(conn, plan.inserts, plan.defer)
 
 
 def _copy_segments(conn: Any, rows: list[tuple[Any, ...]], defer: bool) -> None:
     """Insert new segment rows through one binary ``COPY`` (vectors travel as raw floats);
-    ``defer`` puts their vectors in the pending columns, which no HNSW index covers."""
+    ``defer`` puts their vectors in ``memu_pending_vectors``, which no HNSW index covers."""
     import sqlalchemy as sa
 
     conn.execute(
@@ -309,12 +318,17 @@ def _copy_segments(conn: Any, rows: list[tuple[Any, ...]], defer: bool) -> None:
             copy.set_types(_STAGE_TYPES)
             for row in rows:
                 copy.write_row(row)
-        target = _PENDING_COLUMNS if defer else _SEGMENT_COLUMNS
+        vector = "NULL, NULL" if defer else "fp_id, embedding"
         cursor.execute(
-            f"INSERT INTO memu_segments ({target}) SELECT id, file_id, user_id, agent_id, track, kind, "
-            "ordinal, text, context, tsv::tsvector, ntokens, tf::jsonb, fp_id, embedding "
+            f"INSERT INTO memu_segments ({_SEGMENT_COLUMNS}) SELECT id, file_id, user_id, agent_id, track, kind, "
+            f"ordinal, text, context, tsv::tsvector, ntokens, tf::jsonb, {vector} "
             f"FROM {_STAGE}"
         )
+        if defer:
+            cursor.execute(
+                "INSERT INTO memu_pending_vectors (id, fp_id, user_id, agent_id, track, embedding) "
+                f"SELECT id, fp_id, user_id, agent_id, track, embedding FROM {_STAGE} WHERE embedding IS NOT NULL"
+            )
         cursor.execute(f"TRUNCATE {_STAGE}")
 
 

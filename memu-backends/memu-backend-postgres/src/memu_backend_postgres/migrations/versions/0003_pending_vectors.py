@@ -5,16 +5,18 @@ Revises: 0002
 Create Date: 2026-12-04
 
 Linking a vector into pgvector's HNSW graph costs 2-4 ms of server CPU, 95% of a commit with
-vectors (ADR 0028). A commit now writes each new segment vector into ``pending_embedding``
-(with its fingerprint in ``pending_fp``) and leaves ``fp_id``/``embedding`` empty, so the
-partial HNSW index (``WHERE fp_id = n``) does not see the row; a dense search scans the pending
-rows exactly beside the index query, and a fold moves them into ``fp_id``/``embedding`` in
+vectors (ADR 0028). A commit now writes each new segment vector into ``memu_pending_vectors``
+(with the scope columns a search filters on) and leaves the segment's ``fp_id``/``embedding``
+empty, so the partial HNSW index (``WHERE fp_id = n``) does not see it; a dense search scans the
+pending rows exactly beside the index query, and a fold moves them into the segment rows in
 bounded batches after the commit (see docs/adr/0029-deferred-hnsw-inserts.md).
 
-The HNSW indexes keep their predicate, so upgrading a store does not rebuild its graph: the new
-columns are nullable without a default (no table rewrite), and the only scans are the check
-constraint's validation and the (empty) partial index over pending rows. New rows keep their
-vectors inline (``toast_tuple_target``), which the pending scan reads three times faster.
+A table of its own rather than columns of ``memu_segments``: a 384-dimension segment row with its
+vector is about 2.2 kB, past the 2 kB at which Postgres moves a value out to TOAST, and the exact
+scan then spent two thirds of its time fetching vectors back (65 ms against 21 ms for 20,000
+rows); keeping the segment rows' vectors inline instead made every lexical search read a heap
+three times larger (a hybrid retrieve 207 ms against 90 ms). The narrow rows here stay inline
+(up to a full page, about 2,000 dimensions), and the HNSW indexes are left as they are.
 """
 
 from __future__ import annotations
@@ -27,43 +29,36 @@ branch_labels = None
 depends_on = None
 
 _UP = [
-    "ALTER TABLE memu_segments ADD COLUMN pending_fp integer REFERENCES memu_fingerprints (id)",
-    "ALTER TABLE memu_segments ADD COLUMN pending_embedding vector",
-    # A row holds at most one vector: either linked into the graph or waiting to be.
     """
-    ALTER TABLE memu_segments ADD CONSTRAINT memu_segments_pending_vector
-        CHECK ((pending_fp IS NULL) = (pending_embedding IS NULL) AND (pending_fp IS NULL OR fp_id IS NULL))
+    CREATE TABLE memu_pending_vectors (
+        id        text PRIMARY KEY REFERENCES memu_segments (id) ON DELETE CASCADE,
+        fp_id     integer NOT NULL REFERENCES memu_fingerprints (id),
+        user_id   text NOT NULL,
+        agent_id  text NOT NULL,
+        track     text NOT NULL,
+        embedding vector NOT NULL
+    ) WITH (toast_tuple_target = 8160)
     """,
-    "CREATE INDEX memu_segments_pending ON memu_segments (pending_fp) WHERE pending_fp IS NOT NULL",
-    # Keep a row's vector in the row (up to a full page) instead of TOAST, which moves any
-    # value out once a row passes 2 kB: a 384-dimension row is about 2.2 kB, and the exact scan
-    # of pending rows spent two thirds of its time fetching their vectors back from TOAST
-    # (65 ms against 21 ms for 20,000 rows, measured). Rows written before keep their layout.
-    "ALTER TABLE memu_segments SET (toast_tuple_target = 8160)",
+    "CREATE INDEX memu_pending_vectors_fp ON memu_pending_vectors (fp_id)",
 ]
 
 _DOWN = [
-    "ALTER TABLE memu_segments RESET (toast_tuple_target)",
     # Fold whatever still waits, so going back loses no vector (the old code reads only fp_id).
     """
-    UPDATE memu_segments SET fp_id = pending_fp, embedding = pending_embedding,
-        pending_fp = NULL, pending_embedding = NULL
-    WHERE pending_fp IS NOT NULL
+    UPDATE memu_segments s SET fp_id = p.fp_id, embedding = p.embedding
+    FROM memu_pending_vectors p WHERE p.id = s.id
     """,
-    "DROP INDEX memu_segments_pending",
-    "ALTER TABLE memu_segments DROP CONSTRAINT memu_segments_pending_vector",
-    "ALTER TABLE memu_segments DROP COLUMN pending_embedding",
-    "ALTER TABLE memu_segments DROP COLUMN pending_fp",
+    "DROP TABLE memu_pending_vectors",
 ]
 
 
 def upgrade() -> None:
-    """Add the pending columns, their constraint and the partial index that finds them."""
+    """Create the pending-vector table and its index."""
     for statement in _UP:
         op.execute(statement)
 
 
 def downgrade() -> None:
-    """Fold the pending vectors into the graph and drop the columns again."""
+    """Fold the pending vectors into the graph and drop the table."""
     for statement in _DOWN:
         op.execute(statement)
