@@ -227,7 +227,7 @@ def memu_peer(venv: Path) -> tuple[str | None, str]:
     and why not."""
     binary = venv / "bin" / "memu-claude-code"
     if binary.exists():
-        return str(binary), f"{MEMU_PEER} from {venv}"
+        return str(binary), f"{MEMU_PEER} from its own virtual environment"
     try:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
         subprocess.run(
@@ -240,7 +240,7 @@ def memu_peer(venv: Path) -> tuple[str | None, str]:
     except (OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", "") or str(exc)
         return None, f"memU could not be installed ({detail.strip().splitlines()[-1:]}); {LAST_MEMU}"
-    return str(binary), f"{MEMU_PEER} installed into {venv}"
+    return str(binary), f"{MEMU_PEER} installed into its own virtual environment"
 
 
 def main() -> None:
