@@ -97,3 +97,19 @@ def test_the_pool_waits_for_an_idle_core(monkeypatch: pytest.MonkeyPatch) -> Non
     assert mine._idle_cores() == 1
     monkeypatch.setattr(mine, "_busy_cores", lambda: 0.0)
     assert mine._idle_cores() == (os.cpu_count() or 1)
+
+
+def test_a_failed_slice_write_fails_the_batch(tmp_path: Path) -> None:
+    """The writer thread's error reaches the caller: a run never goes on with a slice missing."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    path = root / "s.jsonl"
+    path.write_text('{"type":"user","message":{"role":"user","content":"hi"}}\n', encoding="utf-8")
+    source = ClaudeCodeSource(root)
+    task = (source.key(path), _session(path), None, "c0")
+    with pytest.raises(FileNotFoundError):
+        mine.mine_batch(source, tmp_path / "no-such-stage", [task])
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    mined = mine.mine_batch(source, stage, [task])
+    assert mined[0].records == 1 and (stage / "c0_full.jsonl").read_bytes().count(b"\n") == 1
