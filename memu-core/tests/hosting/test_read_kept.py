@@ -100,7 +100,7 @@ def test_the_pool_waits_for_an_idle_core(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_a_failed_slice_write_fails_the_batch(tmp_path: Path) -> None:
-    """The writer thread's error reaches the caller: a run never goes on with a slice missing."""
+    """A slice that cannot be written fails the batch: a run never goes on with a slice missing."""
     root = tmp_path / "logs"
     root.mkdir()
     path = root / "s.jsonl"

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import gc
 import os
-import queue
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +23,6 @@ from memu_core.types import SessionFile
 
 PARALLEL_MIN_BYTES = 24 * 1024 * 1024
 """Below this much new data a pool costs more than it saves."""
-WRITE_AHEAD = 16
-"""Slice files a session reader may run ahead of the writer thread."""
 PREFILTER_MIN_BYTES = 2 * 1024 * 1024
 """From this much new data on, the redaction prefilter is loaded (its import costs about as much
 as redacting a dozen ordinary sessions without it)."""
@@ -54,10 +49,7 @@ Task = tuple[str, SessionFile, "dict[str, Any] | None", str]
 _WORKER: tuple[TranscriptSource, Path] | None = None
 
 
-Write = Callable[[Path, bytes], None]
-
-
-def mine_one(source: TranscriptSource, stage: Path, task: Task, write: Write | None = None) -> Mined:
+def mine_one(source: TranscriptSource, stage: Path, task: Task) -> Mined:
     """Read one session's new records; stage ``<stem>.jsonl`` and ``<stem>_full.jsonl`` if any."""
     key, session, previous, stem = task
     out = Mined(key, session, stem)
@@ -77,10 +69,10 @@ def mine_one(source: TranscriptSource, stage: Path, task: Task, write: Write | N
         redactor = Redactor()
         # One pass over the session: each record comes back as one line, still valid JSON.
         lines, full = redactor.slice(read.lines)
-        put = write or write_private
         conv = [lines[i] for i in read.messages]
-        put(stage / f"{stem}.jsonl", ("\n".join(conv) + "\n").encode("utf-8", "surrogatepass") if conv else b"")
-        put(stage / f"{stem}_full.jsonl", full)
+        data = ("\n".join(conv) + "\n").encode("utf-8", "surrogatepass") if conv else b""
+        write_private(stage / f"{stem}.jsonl", data)
+        write_private(stage / f"{stem}_full.jsonl", full)
         out.redacted = redactor.count
     return out
 
@@ -97,44 +89,6 @@ def write_private(path: str | os.PathLike[str], data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
-
-
-class _Writer:
-    """Writes the staged slices (0600) on a thread of its own while the next session is read.
-
-    The kernel's part of a first run (creating the files, filling the page cache) is about as
-    large as Python's reading (ADR 0026); the thread runs it on a second core when there is one,
-    as the system calls let go of the interpreter lock (mining took 10-48% less wall time in 5
-    of 6 interleaved runs on two shared cores). At most
-    :data:`WRITE_AHEAD` slices wait, so memory stays bounded; the first error is raised by
-    :meth:`close`, after which nothing else is written (the run then fails as before, and its
-    staging folder is dropped).
-    """
-
-    def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[Path, bytes] | None] = queue.Queue(WRITE_AHEAD)
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="memu-slice-writer", daemon=True)
-        self._thread.start()
-
-    def put(self, path: Path, data: bytes) -> None:
-        """Queue one file (blocks while :data:`WRITE_AHEAD` are waiting)."""
-        self._queue.put((path, data))
-
-    def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            if self._error is None:
-                try:
-                    write_private(*item)
-                except BaseException as exc:  # raised in the caller's thread by close()
-                    self._error = exc
-
-    def close(self) -> None:
-        """Wait for every queued file; raise the first error."""
-        self._queue.put(None)
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
 
 
 def _work(task: Task) -> Mined:
@@ -185,12 +139,7 @@ def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list
 
 def _mine(source: TranscriptSource, stage: Path, tasks: list[Task], workers: int) -> list[Mined]:
     if workers < 2:
-        writer = _Writer()
-        try:
-            mined = [mine_one(source, stage, t, writer.put) for t in tasks]
-        finally:
-            writer.close()
-        return mined
+        return [mine_one(source, stage, t) for t in tasks]
     import multiprocessing
 
     global _WORKER
