@@ -21,7 +21,9 @@ FENCE = "---"
 # A plain value never looks like YAML syntax (an indicator first, ': ' or ' #' inside, a null or
 # boolean word), so a YAML reader sees the same text; only what memu reads back decides correctness.
 _YAML_INDICATORS = tuple("-?:,[]{}#&*!|>'\"%@`")
-_YAML_WORDS = frozenset({"null", "~", "true", "false", "yes", "no", "on", "off"})
+# Plain scalars a YAML 1.1 reader takes as something else: null and booleans, and the bare ``=``
+# (the value key) and ``<<`` (the merge key), which PyYAML's safe loader refuses outright.
+_YAML_WORDS = frozenset({"null", "~", "true", "false", "yes", "no", "on", "off", "=", "<<"})
 _RAW_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 
 
