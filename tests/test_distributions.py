@@ -1,7 +1,8 @@
 """The family of distributions. Every install line a user or an agent may copy names a
 distribution that exists: one of ours (memu_core._plugins.catalogue, or the memu-all
 meta-distribution) or a third-party package the docs name on purpose. The index holds an
-unrelated project called ``memu``; a guide that said ``pip install memu`` would install it.
+unrelated project under the bare name ``memu``; a guide that told pip to install that name would
+fetch it.
 Every distribution carries the one version of the family."""
 
 from __future__ import annotations
