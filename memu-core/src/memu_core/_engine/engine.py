@@ -28,6 +28,7 @@ from memu_core._engine.inputs import (
     parse_scope,
     parse_where,
 )
+from memu_core._engine.queryvectors import QueryVectors
 from memu_core._engine.rerank import FILE_PRIOR_WEIGHT, PHRASE_WEIGHT, lift_by_file, phrase_ranking
 from memu_core._engine.segments import segment_file
 from memu_core._log import get_logger
@@ -106,6 +107,8 @@ class LocalEngine(HistoryOps, AgenticMemoryBackend):
         self._embedder = embedder
         self._factory = embedder_factory if embedder is None else None
         self.default_scope = default_scope or Scope()
+        self.query_vectors = QueryVectors()
+        """The last queries' embeddings: a question asked again is not embedded again."""
 
     @classmethod
     def from_settings(cls, settings: Any) -> LocalEngine:
@@ -157,6 +160,15 @@ class LocalEngine(HistoryOps, AgenticMemoryBackend):
                 "check MEMU_EMBED_PROVIDER/MEMU_BASE_URL point at an embeddings endpoint"
             )
         return vectors
+
+    def _query_vector(self, embedder: Embedder, query: str) -> list[float]:
+        """``query``'s embedding, from :attr:`query_vectors` when it was asked before."""
+        space = embedder.fingerprint
+        found = self.query_vectors.get(space, query)
+        if found is None:
+            found = self._embed(embedder, [query])[0]
+            self.query_vectors.put(space, query, found)
+        return found
 
     # -- commit -----------------------------------------------------------------------------
     def commit_results(
@@ -387,7 +399,7 @@ class LocalEngine(HistoryOps, AgenticMemoryBackend):
         vector: list[float] | None = None
         try:
             if embedder is not None and self._check_space(embedder) is not None:
-                vector = self._embed(embedder, [query])[0]
+                vector = self._query_vector(embedder, query)
             used = mode or ("hybrid" if vector is not None else "lexical")
             if used == "hybrid" and vector is None:
                 used = "lexical"
