@@ -8,8 +8,12 @@ must do no I/O and import nothing heavy: memu builds instances later, from valid
 Any number of plugins may implement one; the answers merge into a keyed registry, and a name
 registered twice is an error naming both distributions. memu-core's own plugin registers its
 built-ins through the same hooks, and is asked first: a third-party entry point loads only when
-no built-in has what a command looks for, or when the command needs every plugin. Behaviour
-never depends on the order plugins answer in.
+no built-in has what a command looks for, or when the command needs every plugin. Declare the
+names your plugin registers in its metadata (an entry point per name in ``memu.stores``,
+``memu.embedders``, ``memu.backends``, ``memu.hosts`` or ``memu.template_resolvers``, named
+after what it registers, pointing where your ``memu`` entry point does) and memu imports it
+only for those names; a plugin that declares nothing loads on every miss. Behaviour never
+depends on the order plugins answer in.
 
 Command hooks (``memu_register_commands``, ``memu_register_host_commands``) add commands to a
 ``typer.Typer``; each plugin is called on its own, so one that raises is reported in

@@ -3,6 +3,7 @@ isolation, duplicates, kill switches, and pluggy's own features (opt-in argument
 
 from __future__ import annotations
 
+import functools
 import types
 from importlib import metadata
 from typing import Any, ClassVar
@@ -11,12 +12,12 @@ import pytest
 import typer
 
 from memu_core import hookimpl
-from memu_core._plugins import builtin, discovery
+from memu_core._plugins import builtin, discovery, entries
 from memu_core._plugins.manager import Plugins
-from memu_core._plugins.registry import HOSTS, STORES
+from memu_core._plugins.registry import BACKENDS, EMBEDDERS, EVENT_SINKS, HOSTS, STORES, TEMPLATE_RESOLVERS, Kind
 from memu_core.errors import ConfigError, PluginError
 from memu_core.host import HostSpec
-from memu_core.testing import fake_entry_point
+from memu_core.testing import fake_declaration, fake_entry_point
 
 
 class _Store:
@@ -320,7 +321,90 @@ def test_discovery_finds_what_importlib_metadata_finds() -> None:
     ours = {(e.name, e.value, e.group, e.dist and e.dist.name) for e in discovery.entry_points("memu")}
     theirs = {
         (e.name, e.value, e.group, e.dist and e.dist.name.replace("_", "-").lower())
-        for group in ("memu", "memu.event_sinks")
+        for group in ("memu", "memu.event_sinks", *entries.DECLARATION_GROUPS)
         for e in metadata.entry_points(group=group)
     }
     assert ours == theirs and ours
+
+
+class _Resolver:
+    name: ClassVar[str] = "extra-resolver"
+
+
+def _declared(name: str, target: Any, group: str, *names: str) -> list[Any]:
+    plugin = fake_entry_point(name, target, dist=name)
+    return [plugin, *(fake_declaration(plugin, group, provided) for provided in names)]
+
+
+def test_a_lookup_loads_only_the_plugins_declaring_the_name() -> None:
+    eps = [
+        *_declared("memu-extra", _plugin(_Store), "memu.stores", "extra"),
+        *_declared("loud-embedder", ImportError("declares only an embedder"), "memu.embedders", "other"),
+        *_declared("loud-store", ImportError("declares only another store"), "memu.stores", "elsewhere"),
+        fake_entry_point("undeclared", _plugin(hook="memu_register_hosts"), dist="undeclared"),
+    ]
+    plugins = _manager(eps)
+    assert plugins.get(STORES, "extra") is _Store
+    # A plugin that declares nothing may register anything: it still loads, as before declarations.
+    assert _loaded(plugins) == {"memu-extra", "undeclared"}
+    assert plugins.lookup(STORES)["extra"] is _Store and _loaded(plugins) == {"memu-extra", "undeclared"}
+
+
+def test_a_whole_registry_loads_only_the_plugins_declaring_its_kind() -> None:
+    eps = [
+        *_declared(
+            "resolving",
+            _plugin(_Resolver, hook="memu_register_template_resolvers"),
+            "memu.template_resolvers",
+            "extra-resolver",
+        ),
+        *_declared("loud-host", ImportError("declares only a host"), "memu.hosts", "h"),
+    ]
+    plugins = _manager(eps)
+    assert "extra-resolver" in plugins.template_resolvers()
+    assert _loaded(plugins) == {"resolving"}
+    assert plugins.find(STORES, lambda cls: cls.name == "nope") is None and _loaded(plugins) == {"resolving"}
+
+
+def test_a_name_nobody_declares_loads_everything_and_lists_what_exists() -> None:
+    # A plugin registering more than it declares is still found, at the cost of loading all.
+    eps = [*_declared("under-declared", _plugin(_Store), "memu.stores", "something-else")]
+    plugins = _manager(eps)
+    assert plugins.get(STORES, "extra") is _Store
+    with pytest.raises(ConfigError, match=r"no store named 'nope' is installed \(available: extra, memory, sqlite\)"):
+        plugins.get(STORES, "nope")
+
+
+def test_a_disabled_plugins_declarations_count_for_nothing() -> None:
+    eps = [*_declared("memu-extra", _plugin(_Store), "memu.stores", "extra")]
+    plugins = _manager(eps, {"MEMU_DISABLE_PLUGINS": "memu-extra"})
+    with pytest.raises(ConfigError, match="no store named 'extra'"):
+        plugins.get(STORES, "extra")
+    assert _loaded(plugins) == set()
+
+
+def test_strict_mode_still_loads_every_plugin_first() -> None:
+    eps = [
+        *_declared("memu-extra", _plugin(_Store), "memu.stores", "extra"),
+        *_declared("loud", ImportError("broken"), "memu.hosts", "h"),
+    ]
+    with pytest.raises(PluginError, match="'loud'"):
+        _manager(eps, {"MEMU_STRICT_PLUGINS": "1"}).get(STORES, "extra")
+
+
+def test_every_kind_has_its_declaration_group() -> None:
+    kinds: list[Kind[Any]] = [STORES, EMBEDDERS, BACKENDS, HOSTS, TEMPLATE_RESOLVERS]
+    assert {kind.group for kind in kinds} == entries.DECLARATION_GROUPS
+    assert EVENT_SINKS.group == entries.SINKS_GROUP
+
+
+def test_installed_plugins_declare_exactly_what_they_register() -> None:
+    # memu's own distributions declare their names; a stale declaration would hide a plugin.
+    wanted = entries.wanted_entries(discovery.entry_points("memu"), entries.Switches({}))
+    declared = [entry for entry in wanted.values() if entry.provides]
+    assert declared
+    kinds: list[Kind[Any]] = [STORES, EMBEDDERS, BACKENDS, HOSTS, TEMPLATE_RESOLVERS]
+    for entry in declared:
+        alone = Plugins(entry_points=functools.partial(list, [entry.ep]), environ={}, builtins=[])
+        for kind in kinds:
+            assert set(alone.registry(kind)) == entry.provides.get(kind.group, set()), (entry.name, kind.group)

@@ -3,6 +3,13 @@
 A plugin is one name in the group ``memu``. The same name in ``memu.event_sinks`` declares
 that it registers event sinks, which is how memu knows, without importing it, that the plugin
 must be loaded before an event is emitted.
+
+A plugin may also declare the names it registers, one entry point per name in the group of the
+kind (:data:`DECLARATION_GROUPS`: ``memu.stores``, ``memu.embedders``, ``memu.backends``,
+``memu.hosts``, ``memu.template_resolvers``), named after what it registers and pointing at the
+same object as its entry in ``memu``. A lookup of a name then imports only the plugins that
+declare it, and those that declare nothing at all (older and third-party plugins, which keep
+working as before: they load on every miss).
 """
 
 from __future__ import annotations
@@ -14,6 +21,14 @@ from memu_core import PROJECT_NAME
 
 SINKS_GROUP = f"{PROJECT_NAME}.event_sinks"
 """Entry-point group declaring that a plugin registers event sinks (same name as in ``memu``)."""
+
+DECLARATION_GROUPS = frozenset(
+    f"{PROJECT_NAME}.{kind}" for kind in ("stores", "embedders", "backends", "hosts", "template_resolvers")
+)
+"""Entry-point groups declaring a name a plugin registers: the entry's name is the store's,
+embedder's, backend's or template resolver's ``name`` or the host's ``id``; its value is the
+plugin's own (as in ``memu``). The group of a kind is ``memu.`` + its hook's name after
+``memu_register_``."""
 
 _TRUE = {"1", "true", "yes", "on"}
 _OFF = {"0", "none", "off", "false", "no"}
@@ -97,17 +112,37 @@ class Switches:
 
 
 class Entry:
-    """One plugin to load: its entry point in ``memu``, and whether it declares event sinks."""
+    """One plugin to load: its entry point in ``memu``, whether it declares event sinks, and the
+    names it declares it registers (by declaration group)."""
 
-    __slots__ = ("declares_sinks", "ep", "name")
+    __slots__ = ("declares_sinks", "ep", "name", "provides")
 
-    def __init__(self, name: str, ep: EntryPointLike, declares_sinks: bool) -> None:
+    def __init__(
+        self, name: str, ep: EntryPointLike, declares_sinks: bool, provides: dict[str, set[str]] | None = None
+    ) -> None:
         self.name = name
         self.ep = ep
         self.declares_sinks = declares_sinks
+        self.provides: dict[str, set[str]] = {} if provides is None else provides
 
     def __repr__(self) -> str:
-        return f"Entry({self.name!r}, {self.ep!r}, declares_sinks={self.declares_sinks})"
+        return f"Entry({self.name!r}, {self.ep!r}, declares_sinks={self.declares_sinks}, provides={self.provides!r})"
+
+    @property
+    def declared(self) -> bool:
+        """Whether the plugin declares what it registers (any declaration group, or sinks)."""
+        return self.declares_sinks or bool(self.provides)
+
+    def may_provide(self, group: str, name: str | None = None) -> bool:
+        """Whether loading this plugin could register ``name`` (any name when ``None``) of the
+        kind whose declaration group is ``group``. A plugin that declares nothing may register
+        anything; one that declares something registers only what it declares."""
+        if not self.declared:
+            return True
+        if group == SINKS_GROUP:
+            return self.declares_sinks
+        names = self.provides.get(group)
+        return names is not None and (name is None or name in names)
 
     @property
     def package(self) -> str:
@@ -115,16 +150,31 @@ class Entry:
         return self.ep.value.partition(":")[0].strip().split(".")[0]
 
 
+def _target(ep: EntryPointLike) -> tuple[str, str]:
+    """What ties a declaration to its plugin: the distribution and the object both point at."""
+    return (ep.dist.name if ep.dist is not None else "", ep.value.strip())
+
+
 def wanted_entries(entry_points: Iterable[EntryPointLike], switches: Switches) -> dict[str, Entry]:
-    """The entries the switches allow, by name, in name order."""
+    """The entries the switches allow, by name, in name order, with what each declares."""
     if switches.none_wanted:
         return {}
     entries: dict[str, Entry] = {}
+    declarations: list[EntryPointLike] = []
     for ep in entry_points:
+        if ep.group in DECLARATION_GROUPS:
+            declarations.append(ep)  # named after what is registered, not the plugin: tied below
+            continue
         if ep.group not in (PROJECT_NAME, SINKS_GROUP) or not switches.wanted(ep.name):
             continue
         known = entries.get(ep.name)
         main = ep if known is None or ep.group == PROJECT_NAME else known.ep
         declares = ep.group == SINKS_GROUP or (known is not None and known.declares_sinks)
         entries[ep.name] = Entry(ep.name, main, declares)
+    by_target = {_target(entry.ep): entry for entry in entries.values()}
+    for ep in declarations:
+        entry = by_target.get(_target(ep))
+        # A declaration whose plugin is not wanted (or not installed) declares nothing.
+        if entry is not None:
+            entry.provides.setdefault(ep.group, set()).add(ep.name)
     return dict(sorted(entries.items()))

@@ -4,9 +4,15 @@ Nothing else in memu touches ``pm.hook``. memu-core's own plugin registers first
 in the group ``memu`` load late and only when needed, each inside its own ``try``, so a broken
 plugin becomes a line in the load report (``memu plugins``) instead of a dead CLI:
 
-- a lookup by name (a store, a backend, a host id) asks what is registered first and loads the
-  other entry points only on a miss (hatch's ``ClassRegister.get``): the per-turn ``retrieve``
-  on the built-in store imports no plugin module;
+- a lookup by name (a store, a backend, a host id) asks what is registered first and, on a
+  miss, loads only the entry points that declare that name in their metadata (group
+  ``memu.stores``, ``memu.embedders``, … named after what they register) and those that declare
+  nothing (hatch's ``ClassRegister.get``, narrowed): the per-turn ``retrieve`` on the built-in
+  store imports no plugin module, and looking up the ``local`` embedder imports its plugin alone.
+  Only a name that no plugin answers after that loads every entry point (for the error's list of
+  what exists, and for a plugin that registers more than it declares);
+- a whole registry (every template resolver) loads the plugins declaring that kind and those
+  that declare nothing;
 - a command that needs everything (``memu plugins``, a plugin's command, template resolution)
   loads every wanted entry point;
 - event sinks come only from plugins that declare them (group ``memu.event_sinks``), so finding
@@ -295,19 +301,37 @@ class Plugins:
         return registry
 
     def registry(self, kind: Kind[T]) -> Registry[T]:
-        """Everything registered for ``kind``, after every wanted entry point has loaded."""
-        self._load_entries(lambda entry: True)
+        """Everything registered for ``kind``, after every entry point that may register one
+        (declares the kind, or declares nothing) has loaded."""
+        group = kind.group
+        self._load_entries(lambda entry: entry.may_provide(group))
         return self._present(kind)
 
-    def get(self, kind: Kind[T], name: str, *, hint: str = "") -> T:
-        """``name`` of ``kind``: asked of what is registered, then of every plugin on a miss.
-
-        Raises :class:`~memu_core.errors.ConfigError` listing what exists when nothing has it.
-        """
+    def _named(self, kind: Kind[T], name: str) -> T | None:
+        """``name`` of ``kind`` from what is registered, then from the plugins that may register
+        it, then (a name nobody declares) from every plugin; ``None`` when none has it."""
         present = self._present(kind)
         if name in present:
             return present[name]
-        return self.registry(kind).require(name, hint=hint)
+        group = kind.group
+        self._load_entries(lambda entry: entry.may_provide(group, name))
+        present = self._present(kind)
+        if name in present:
+            return present[name]
+        # Rare and off the hot paths: an unknown name, or a plugin registering what it did not
+        # declare. Loading everything keeps the second working and lists what exists for the first.
+        self._load_entries(lambda entry: True)
+        return self._present(kind).get(name)
+
+    def get(self, kind: Kind[T], name: str, *, hint: str = "") -> T:
+        """``name`` of ``kind``: asked of what is registered, then of the plugins that may have it.
+
+        Raises :class:`~memu_core.errors.ConfigError` listing what exists when nothing has it.
+        """
+        found = self._named(kind, name)
+        if found is not None:
+            return found
+        return self._present(kind).require(name, hint=hint)
 
     def find(self, kind: Kind[T], match: Callable[[T], bool]) -> T | None:
         """The first value of ``kind`` that ``match`` accepts, built-ins first; ``None`` if none."""
@@ -321,11 +345,7 @@ class Plugins:
         """A read-only map of ``kind`` that loads other plugins only for a name not found."""
         from memu_core._plugins.registry import Lookup
 
-        def find(name: str) -> T | None:
-            present = self._present(kind)
-            return present[name] if name in present else self.registry(kind).get(name)
-
-        return Lookup(find, lambda: self.registry(kind))
+        return Lookup(lambda name: self._named(kind, name), lambda: self.registry(kind))
 
     def stores(self) -> Registry[type[MemoryStore]]:
         """Every registered :class:`~memu_core.interfaces.MemoryStore` class by name."""

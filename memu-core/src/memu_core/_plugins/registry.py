@@ -21,14 +21,16 @@ T = TypeVar("T")
 # Plain classes, not dataclasses: a dataclass compiles its methods when the module is imported
 # (about a millisecond each), and every memu process that asks a plugin anything imports this.
 class Kind(Generic[T]):
-    """One registration hook: what it registers (for messages), its name, and the key of a value."""
+    """One registration hook: what it registers (for messages), its name, the key of a value, and
+    the entry-point group where a plugin declares the names it registers (``memu.stores``)."""
 
-    __slots__ = ("hook", "key", "label")
+    __slots__ = ("group", "hook", "key", "label")
 
     def __init__(self, label: str, hook: str, key: Callable[[T], str]) -> None:
         self.label = label
         self.hook = hook
         self.key = key
+        self.group = "memu." + hook.removeprefix("memu_register_")
 
     def __repr__(self) -> str:
         return f"Kind({self.label!r}, {self.hook!r})"

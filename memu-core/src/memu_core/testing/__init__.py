@@ -11,7 +11,8 @@ hypothesis' per-example deadline and sets ``MEMU_SERVE_AUTOSTART=0`` for that ru
 - fixtures (from the plugin): ``fresh_plugins`` (a new plugin manager), ``memu_home`` (an
   isolated ``HOME``/``~/.memu`` with ``MEMU_*`` cleared);
 - :func:`registered` installs given plugin objects as the process plugin manager;
-- :func:`fake_entry_point` builds an entry point for a module or object, as if installed;
+- :func:`fake_entry_point` builds an entry point for a module or object, as if installed, and
+  :func:`fake_declaration` one declaring a name that plugin registers (``memu.stores``, …);
 - :mod:`memu_core.testing.store_contract`: the suite every ``MemoryStore`` passes;
 - :mod:`memu_core.testing.source_contract`: the suite every ``TranscriptSource`` passes;
 - :mod:`memu_core.testing.rehearse`: one bridging cycle through a host's CLI;
@@ -30,7 +31,7 @@ from typing import Any
 
 from memu_core._plugins.manager import Plugins, get_plugins, set_plugins
 
-__all__ = ["fake_entry_point", "registered"]
+__all__ = ["fake_declaration", "fake_entry_point", "registered"]
 
 
 class _FakeDist:
@@ -68,6 +69,15 @@ def fake_entry_point(
     ep = metadata.EntryPoint(name=name, value=value, group=group)
     # EntryPoint is immutable; attach a distribution the way importlib does for installed ones.
     object.__setattr__(ep, "dist", _FakeDist(dist, version))
+    return ep
+
+
+def fake_declaration(plugin: metadata.EntryPoint, group: str, name: str) -> metadata.EntryPoint:
+    """An entry point in the declaration ``group`` (``memu.stores``, ``memu.hosts``, …) saying
+    that ``plugin`` (a :func:`fake_entry_point` in ``memu``) registers ``name``, as a plugin's
+    ``pyproject.toml`` declares it: same distribution, same object."""
+    ep = metadata.EntryPoint(name=name, value=plugin.value, group=group)
+    object.__setattr__(ep, "dist", getattr(plugin, "dist", None))
     return ep
 
 
