@@ -8,8 +8,8 @@ Rows (every timed answer is checked before its time counts):
 - ``retrieve``: ``memu-claude-code retrieve`` on an 11-file store, hybrid with the local model,
   ``MEMU_SERVE_AUTOSTART=0`` so every run answers in its own process; ONNX (the default) beside
   ``MEMU_EMBED_RUNTIME=torch`` (the peer), ``python -c pass`` and a bare Python process that
-  imports onnxruntime and tokenizers, loads the prepared model and embeds the query (the floor
-  of any process that embeds). Checked: the release file answers.
+  loads the prepared model through memu_embed_local and embeds the query (the floor of any
+  process that embeds). Checked: the release file answers.
 - ``commit``: ``memu commit --from-dir`` of 100 new files, cold, no server, ONNX.
 - ``first-run``: the README's sequence in a fresh ``HOME`` whose models folder already holds the
   export (a new user on a machine where the model was exported, or after ``memu doctor``):
@@ -126,8 +126,9 @@ def retrieve_rows(root: Path, models: Path, runs: int, before: str = "") -> list
     env = {**base_env(root, models), "MEMU_DB": str(root / "small.sqlite3"), "MEMU_SERVE_AUTOSTART": "0"}
     env["MEMU_EMBED_PROVIDER"] = "local"
     checked(run([MEMU, "commit", "--from-dir", str(small)], env), "commit the small store")
+    # The floor imports through memu_embed_local, as the command does: importing onnxruntime
+    # first would load numpy outside memu_embed_local.runtime's one-thread BLAS setting.
     floor_code = (
-        "import sys, onnxruntime, numpy\nfrom tokenizers import Tokenizer\n"
         "from memu_embed_local.embedder import LocalEmbedder\n"
         f"v = LocalEmbedder().embed([{QUERY!r}])\nprint(len(v[0]))\n"
     )
@@ -232,12 +233,13 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     print("| what | wall median (min-max) | CPU median (min-max) | peak RSS |\n|---|---|---|---|", flush=True)
     try:
-        for key, make in (
+        jobs: list[tuple[str, Callable[[], list[str]]]] = [
             ("retrieve", lambda: retrieve_rows(root, models, args.runs, args.before)),
             ("commit", lambda: commit_rows(root, models, args.runs)),
             ("first-run", lambda: first_run_rows(root, models, args.runs)),
             ("first-export", lambda: first_export_rows(root, args.runs_export)),
-        ):
+        ]
+        for key, make in jobs:
             if key in only:
                 for row in make():
                     print(row, flush=True)

@@ -177,10 +177,12 @@ class OnnxModel:
             raise ModelFileError(f"no exported model in {folder} ({Path(exc.filename or '').name} missing)") from exc
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelFileError(f"the exported model in {folder} is unreadable: {exc}") from exc
-        import onnxruntime
         from tokenizers import Tokenizer
 
         from memu_embed_local import prepared
+        from memu_embed_local.runtime import import_onnxruntime
+
+        onnxruntime = import_onnxruntime()
 
         try:
             tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
