@@ -12,6 +12,10 @@ For each corpus size, generates the sessions from a fixed seed in a temp dir (â‰
   everything else; each run is followed by an untimed ``commit``), memu and memU alike;
 - the floor: ``python -c pass`` (the interpreter's start), in the same run.
 
+Every process runs with bytecode caches (``PYTHONPYCACHEPREFIX`` in the temp directory, filled
+by untimed warm-up runs), as an installed program has them, whatever the caller's
+``PYTHONDONTWRITEBYTECODE``.
+
 memU comes from ``memu-cli==0.10.0`` installed into its own virtual environment (``--memu-venv``,
 default: a folder in the temp directory, created and installed on first use; ``--no-memu`` skips
 it). Prints median and min-max of wall and CPU (user + sys, workers included) for each, the
@@ -265,6 +269,11 @@ def main() -> None:
 def _env(work: Path, home: Path, memu: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_") and k != "CLAUDE_CODE_SESSION_ID"}
     env.update(HOME=str(home), MEMU_COWORK_ROOTS="", HF_HUB_OFFLINE="1")
+    # Bytecode caches, as an installed program has them: with PYTHONDONTWRITEBYTECODE inherited,
+    # every run compiled each module it imports again (about half the steady state's CPU). One
+    # folder for both tools, filled by the untimed warm-up runs, so neither writes into a tree.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     if memu:  # memU's local mode: its own SQLite store
         env.update(MEMU_MEMORY_MODE="local", MEMU_DB=str(work / "memU.sqlite3"))
     else:

@@ -64,8 +64,8 @@ def write_text(path: Path, text: str, *, mode: int | None = None, fsync: bool = 
     write_bytes(path, text.encode("utf-8"), mode=mode, fsync=fsync)
 
 
-def write_json(path: Path, value: Any, *, compact: bool = False, mode: int | None = None) -> None:
-    """Replace ``path`` with ``value`` as JSON, atomically.
+def write_json(path: Path, value: Any, *, compact: bool = False, mode: int | None = None, fsync: bool = True) -> None:
+    """Replace ``path`` with ``value`` as JSON, atomically (``fsync`` as in :func:`write_bytes`).
 
     ``compact`` writes one line: the C encoder only runs without indentation, which matters for
     a cursor with thousands of sessions.
@@ -74,7 +74,7 @@ def write_json(path: Path, value: Any, *, compact: bool = False, mode: int | Non
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     else:
         text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
-    write_text(path, text + "\n", mode=mode)
+    write_text(path, text + "\n", mode=mode, fsync=fsync)
 
 
 def scratch_file(text: str, *, prefix: str, suffix: str) -> Path:

@@ -220,7 +220,8 @@ def _prepare(
         report.run = marker.run
         report.sessions = len(found.picked)
         report.remaining = found.remaining
-        write_json(layout.backlog, {"remaining": found.remaining, "sessions": report.sessions})
+        # A count the next run recomputes, read only to schedule sooner: atomic, not durable.
+        write_json(layout.backlog, {"remaining": found.remaining, "sessions": report.sessions}, fsync=False)
         report.corrupt = found.corrupt
         report.unreadable = found.unreadable
         report.warnings.extend(_line_warnings(found))

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -76,7 +75,9 @@ def new(jobs: int, owner: str, replacing: RunMarker | None = None) -> RunMarker:
         dropped = replacing.owner if replacing.owner and replacing.jobs else ""
         replaced = (*replacing.replaced, dropped) if dropped else replacing.replaced
         replaced = tuple(r for r in replaced if r != owner)[-KEEP_REPLACED:]
-    return RunMarker(f"{stamp}-{secrets.token_hex(3)}", time.time(), os.getpid(), jobs, owner, replaced)
+    # os.urandom, not secrets: the suffix only tells runs of one second apart, and secrets imports
+    # hmac and OpenSSL's hashes, a few milliseconds of every prepare.
+    return RunMarker(f"{stamp}-{os.urandom(3).hex()}", time.time(), os.getpid(), jobs, owner, replaced)
 
 
 def read(path: Path) -> RunMarker | None:

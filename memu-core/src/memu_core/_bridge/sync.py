@@ -64,7 +64,8 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
     """
     for track in TRACKS:
         ensure_private_dir(layout.track_dir(track))
-    baseline = snapshot.load(layout.snapshot) or {}
+    loaded = snapshot.load(layout.snapshot)
+    baseline = loaded or {}
     local = local_docs(layout.base, TRACKS)
     on_disk = {rel: _read_or_none(path, rel.split("/", 1)[0]) for rel, path in local.items()}
     # An uncommitted edit keeps its path for the name it was mirrored as (so a rename the agent
@@ -128,7 +129,10 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
         elif before is not None:
             result.kept += 1
             result.baseline[rel] = before
-    snapshot.save(layout.snapshot, result.baseline)
+    if loaded is None or result.baseline != baseline:
+        # Unchanged (the steady state: nothing stored since the last run) means no write and
+        # none of the atomic writer's two fsyncs.
+        snapshot.save(layout.snapshot, result.baseline)
     return result
 
 

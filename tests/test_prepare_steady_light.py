@@ -1,0 +1,110 @@
+"""The import and fsync budget of a steady-state ``prepare`` (one session grew since the last
+run): what a scheduled bridging run pays every time, in a fresh process (ADR 0026, ADR 0032).
+
+The run must import no plugin but its host's (the template resolvers and the host come from
+declared plugins), none of the frameworks, and none of the standard modules it used to pull in
+for nothing; it fsyncs only the staged cursor and the run marker (file and folder each).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+THIRD_PARTY = ("memu_backend_", "memu_embed_", "memu_telemetry", "memu_host_")
+FRAMEWORKS = {"typer", "click", "pydantic", "pydantic_settings", "sqlalchemy", "torch", "litellm", "hyperscan"}
+NOT_NEEDED = {"secrets", "importlib.resources", "zipfile", "importlib.metadata"}
+"""Standard modules the steady path once imported for a random suffix, a packaged text file and
+entry points; each cost milliseconds of every run."""
+
+PROBE = """
+import os, sys
+fsyncs = []
+_fsync = os.fsync
+def counting(fd):
+    fsyncs.append(os.readlink(f"/proc/self/fd/{fd}") if os.path.exists("/proc/self/fd") else fd)
+    _fsync(fd)
+os.fsync = counting
+from memu_host_claude_code.cli import main
+sys.argv = ["memu-claude-code", "prepare", "--session-dir", sys.argv[1], "--base-dir", sys.argv[2], "--json"]
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+mods = sorted(m for m in sys.modules if m.startswith(THIRD_PARTY) or m.split(".")[0] in FRAMEWORKS or m in NOT_NEEDED)
+print("LOADED", mods, file=sys.stderr)
+print("FSYNCS", [os.path.basename(str(f)) for f in fsyncs], file=sys.stderr)
+"""
+
+
+def _record(i: int, session: str, role: str, text: str) -> str:
+    return json.dumps(
+        {
+            "type": role,
+            "uuid": f"u{i}",
+            "parentUuid": f"p{i}",
+            "sessionId": session,
+            "cwd": "/home/u/proj",
+            "timestamp": f"2026-09-01T00:00:{i % 60:02d}Z",
+            "message": {"role": role, "content": text},
+        }
+    )
+
+
+def _session(path: Path, session: str, start: int, count: int) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        for i in range(start, start + count):
+            role = "user" if i % 2 == 0 else "assistant"
+            fh.write(_record(i, session, role, f"turn {i}: the build fails when the fixture races") + "\n")
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="names the fsynced files through /proc")
+def test_a_steady_prepare_imports_only_its_host_and_fsyncs_only_cursor_and_marker(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMU_")}
+    env.update(
+        HOME=str(tmp_path / "home"),
+        MEMU_DB=str(tmp_path / "memu.sqlite3"),
+        MEMU_EMBED_PROVIDER="none",
+        MEMU_SERVE_AUTOSTART="0",
+        MEMU_COWORK_ROOTS="",
+    )
+    projects, base = tmp_path / "projects" / "-home-u-proj", tmp_path / "base"
+    projects.mkdir(parents=True)
+    sessions = [f"0000000{n}-0000-4000-8000-00000000000{n}" for n in range(3)]
+    for session in sessions:
+        _session(projects / f"{session}.jsonl", session, 0, 6)
+    binary = [sys.executable, "-c", "from memu_host_claude_code.cli import main; main()"]
+    args = ["--session-dir", str(tmp_path / "projects"), "--base-dir", str(base)]
+    for verb in (["prepare", *args], ["commit", "--base-dir", str(base)]):
+        done = subprocess.run([*binary, *verb], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+
+    _session(projects / f"{sessions[1]}.jsonl", sessions[1], 6, 4)  # one session grew
+    code = f"THIRD_PARTY = {THIRD_PARTY!r}\nFRAMEWORKS = {FRAMEWORKS!r}\nNOT_NEEDED = {NOT_NEEDED!r}\n{PROBE}"
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "projects"), str(base)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout)["sessions"] == 1
+    loaded = next(line for line in out.stderr.splitlines() if line.startswith("LOADED"))
+    assert loaded == (
+        "LOADED ['memu_host_claude_code', 'memu_host_claude_code.cli', 'memu_host_claude_code.plugin', "
+        "'memu_host_claude_code.source', 'memu_host_claude_code.spec']"
+    ), loaded
+    fsyncs = next(line for line in out.stderr.splitlines() if line.startswith("FSYNCS"))
+    # The staged cursor and the run marker, each a temp file then its folder: the order a crash
+    # needs (ADR 0014). The backlog count and an unchanged mirror baseline are not fsynced.
+    names = ast.literal_eval(fsyncs.removeprefix("FSYNCS "))
+    assert len(names) == 4, names
+    assert ".session_manifest.claude-code.json.pending" in names[0] and names[1] == "base"
+    assert ".bridging_run.claude-code.json" in names[2] and names[3] == "base"
