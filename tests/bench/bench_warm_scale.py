@@ -20,8 +20,18 @@ Stores (cached, see ``_harness.store_path`` and ``bench_serve.store``; ``$MEMU_B
   issue 17's first target names (``--skip-serve-store`` leaves it out).
 
 Store vectors are stand-ins under MiniLM's fingerprint; every query is embedded by the real
-model. Every retrieve's printed answer is checked once its run has ended (hybrid mode, the
-query's planted file among the first 5); the run fails on a wrong or empty answer, and the
+model. The server keeps the last queries' vectors (ADR 0030's amendment), so the request alone is
+timed twice: over questions no client has asked before (the "new question" columns, the same
+questions for every server) and over the same questions asked again ("repeated question": the
+query vector comes from memory). The clients' rounds ask each server a new question each round.
+
+The client processes run as an installed memu runs: with its modules' bytecode cached (pip
+compiles it at install time). An environment with ``PYTHONDONTWRITEBYTECODE`` set would compile
+every memu module on every run (about 7 ms of CPU per turn here), so the clients get a private
+``PYTHONPYCACHEPREFIX`` in the run's temporary folder, filled by the warm-up round.
+
+Every retrieve's printed answer is checked once its run has ended (hybrid mode, the query's
+planted file among the first 5); the run fails on a wrong or empty answer, and the
 printed answers are checked to be the same bytes in every round.
 
 ``--before TREE`` (an export of an older commit, e.g. ``git archive a2f9107~1 | tar -x -C TREE``)
@@ -48,6 +58,8 @@ import bench_serve as bs
 
 # bench_serve's launcher, also reporting the child's CPU time (user + system), which a busy
 # machine inflates far less than the wall clock.
+NO_PYC = "PYTHONDONTWRITEBYTECODE"
+
 LAUNCHER = (
     "import os, sys, time\n"
     "t = time.perf_counter()\n"
@@ -94,12 +106,19 @@ def source_path(tree: Path) -> str:
     return os.pathsep.join([*folders, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
+MAX_RUNS = 24
+"""Rounds the 50 planted queries allow: the clients' questions, then as many new ones for the
+request alone (round 0 of each warms up)."""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--skip-serve-store", action="store_true")
     parser.add_argument("--before", type=Path, help="an exported older tree to run beside this code")
     args = parser.parse_args()
+    if not 1 <= args.runs <= MAX_RUNS:
+        parser.error(f"--runs {args.runs}: use 1 to {MAX_RUNS}, so every question of the new-question rows is new")
 
     print(h.machine_line())
     stores = {"core 10,000": h.store_path(10_000, vectors=True), "core 100,000": h.store_path(100_000, vectors=True)}
@@ -118,7 +137,8 @@ def main() -> int:
             home = tmp / f"h{i}"
             home.mkdir()
             envs[label] = {
-                **h.isolated_env(home, MEMU_DB=str(db), MEMU_SERVE_IDLE="0"),
+                **{k: v for k, v in h.isolated_env(home, MEMU_DB=str(db), MEMU_SERVE_IDLE="0").items() if k != NO_PYC},
+                "PYTHONPYCACHEPREFIX": str(tmp / "pyc"),
                 "MEMU_EMBED_PROVIDER": "local",
                 # The user's exported model, not one export per private home (torch, a minute each).
                 "MEMU_MODELS_DIR": os.environ.get("MEMU_MODELS_DIR") or str(Path.home() / ".memu" / "models"),
@@ -152,12 +172,17 @@ def main() -> int:
         floor, floor_cpu = statistics.median(wall["floor"]), statistics.median(cpu["floor"])
         bare = h.Stats(wall["floor"])
         floor_row = ["`python -c pass` (floor)", bare.cell(), "1.00", h.Stats(cpu["floor"]).cell()]
-        rows = [[*floor_row, f"{rss['floor']:.0f} MiB", "—", "—", "—"]]
+        rows = [[*floor_row, f"{rss['floor']:.0f} MiB", "—", "—", "—", "—", "—"]]
         for label in envs:
             stats = h.Stats(wall[label])
+            # Questions no client asked this server yet, then the very same ones again.
+            fresh = queries[args.runs + 1 :] + queries[: args.runs + 1]
             spent = server_cpu_seconds(envs[label])
-            request = bs.round_trip(envs[label], queries, args.runs)
+            request = bs.round_trip(envs[label], fresh, args.runs)
             per_request = (server_cpu_seconds(envs[label]) - spent) / (args.runs + 1)
+            spent = server_cpu_seconds(envs[label])
+            repeated = bs.round_trip(envs[label], fresh, args.runs)
+            per_repeat = (server_cpu_seconds(envs[label]) - spent) / (args.runs + 1)
             rows.append(
                 [
                     f"`memu-claude-code retrieve`, warm, hybrid, {label} files",
@@ -167,11 +192,15 @@ def main() -> int:
                     f"{rss[label]:.0f} MiB",
                     request.cell(),
                     f"{per_request * 1000:.0f} ms",
+                    repeated.cell(),
+                    f"{per_repeat * 1000:.0f} ms",
                     f"{server_rss_mib(envs[label]):.0f} MiB",
                 ]
             )
         header = ["path", "wall median (min-max)", "× floor", "client CPU (× floor's)", "client peak RSS"]
-        header += ["request alone, wall", "server CPU per request", "server RSS"]
+        header += ["request alone, new question, wall", "server CPU per new question"]
+        header += ["request alone, repeated question (vector cached), wall", "server CPU per repeated question"]
+        header += ["server RSS"]
         print()
         print(h.table(header, rows))
         core = {label: statistics.median(wall[label]) for label in envs}
@@ -182,7 +211,7 @@ def main() -> int:
         print(
             f"\nEvery retrieve above was checked: hybrid mode, the query's planted file among the first {bs.TOP_K}, "
             f"and the same printed bytes in every round; {args.runs} rounds after 1 warm-up, "
-            "the order of the rows rotating each round."
+            "the order of the rows rotating each round; clients with their bytecode cached, as installed."
         )
     finally:
         for server in servers:
