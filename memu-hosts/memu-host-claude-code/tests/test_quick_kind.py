@@ -9,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memu_host_claude_code.source import classify_claude_record, quick_claude_kind
 
+from memu_core.host import RecordKind
+
 BLOCKS = st.one_of(
     st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=20)}),
     st.fixed_dictionaries(
@@ -80,3 +82,31 @@ def test_fast_path_on_the_fixtures() -> None:
         for line in path.read_text().splitlines():
             quick = quick_claude_kind(line)
             assert quick is None or quick is classify_claude_record(json.loads(line))
+
+
+def _line(content: object, **extra: object) -> str:
+    record = {"parentUuid": "p", "cwd": "/w", "type": "assistant", "message": {"role": "assistant", "content": content}}
+    return json.dumps({**record, **extra}, separators=(",", ":"), ensure_ascii=False)
+
+
+THINKING = {"type": "thinking", "thinking": 'says "x" \\ and ends in \\', "signature": "c2ln\\"}
+
+
+def test_fast_path_decides_the_common_shapes() -> None:
+    """The shapes that make up most of a log are decided from the text, escapes in a thinking
+    block included (a fast path that gave up on them would send every line to the parser)."""
+    tool_use = {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}
+    tool_result = {"tool_use_id": "t", "type": "tool_result", "content": 'out "q" \\'}
+    cases = [
+        (_line("plain words"), RecordKind.MESSAGE),
+        (_line([{"type": "text", "text": "hi"}]), RecordKind.MESSAGE),
+        (_line([THINKING, {"type": "text", "text": "hi"}]), RecordKind.MESSAGE),
+        (_line([THINKING, THINKING, tool_use]), RecordKind.TOOL),
+        (_line([tool_result], type="user"), RecordKind.TOOL),
+        (json.dumps({"type": "attachment", "attachment": {"type": "file"}}, separators=(",", ":")), RecordKind.OTHER),
+        (_line([tool_use, {"type": "text", "text": "beside"}]), None),
+        (_line("injected", isMeta=True), None),
+    ]
+    for line, kind in cases:
+        assert quick_claude_kind(line) is kind, line
+        assert kind is None or kind is classify_claude_record(json.loads(line))
