@@ -93,10 +93,34 @@ def test_any_mix_of_lines_reads_the_same(tmp_path: Path, lines: list[str], cut: 
 
 
 def test_the_pool_waits_for_an_idle_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mine, "_busy_cores", lambda: 64.0)
+    monkeypatch.setattr(mine, "_busy_cores", lambda *_: 64.0)
     assert mine._idle_cores() == 1
-    monkeypatch.setattr(mine, "_busy_cores", lambda: 0.0)
+    monkeypatch.setattr(mine, "_busy_cores", lambda *_: 0.0)
     assert mine._idle_cores() == (os.cpu_count() or 1)
+
+
+def test_idle_cores_are_measured_over_the_first_sessions_not_the_load_average(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program that just ended keeps the one-minute load average up; the ticks measured while
+    this process mined say what the other cores do now."""
+    cores = os.cpu_count() or 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (64.0, 64.0, 64.0))
+    # Over 100 ticks per core, this process kept one core busy and the others were idle.
+    monkeypatch.setattr(mine, "_cpu_ticks", lambda: (1_000 + 100 * (cores - 1), 1_000 + 100 * cores))
+    assert mine._idle_cores((1_000, 1_000)) == cores
+    # Every core busy: no worker beside this process.
+    monkeypatch.setattr(mine, "_cpu_ticks", lambda: (1_000, 1_000 + 100 * cores))
+    assert mine._idle_cores((1_000, 1_000)) == 1
+    # No ticks reported (not Linux): the load average, as before.
+    monkeypatch.setattr(mine, "_cpu_ticks", lambda: None)
+    assert mine._idle_cores((1_000, 1_000)) == 1
+
+
+def test_cpu_ticks_read_the_system_counters() -> None:
+    ticks = mine._cpu_ticks()
+    if not Path("/proc/stat").exists():
+        assert ticks is None
+        return
+    assert ticks is not None and 0 <= ticks[0] <= ticks[1]
 
 
 def test_a_failed_slice_write_fails_the_batch(tmp_path: Path) -> None:

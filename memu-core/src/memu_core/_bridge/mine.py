@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,20 +105,50 @@ def _workers() -> int:
     return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
 
 
-def _busy_cores() -> float:
-    """The one-minute load average (0 where the system does not report one)."""
+PROBE_SECONDS = 0.15
+"""How long a big batch's first sessions are mined in this process while the other cores' idle
+time is measured, before a pool is started for the rest (if they are idle)."""
+
+
+def _cpu_ticks() -> tuple[int, int] | None:
+    """``(idle, total)`` clock ticks of all cores since boot, where the system reports them
+    (Linux's ``/proc/stat``), else ``None``."""
+    try:
+        with open("/proc/stat", "rb") as fh:
+            fields = fh.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 5 or fields[0] != b"cpu":
+        return None
+    try:
+        ticks = [int(f) for f in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    except ValueError:
+        return None
+    return ticks[3] + ticks[4], sum(ticks)
+
+
+def _busy_cores(since: tuple[int, int] | None = None) -> float:
+    """Cores kept busy by other work: measured from ``since`` (:func:`_cpu_ticks` taken while
+    this process mined on one core, which is taken off) where the system reports ticks, else the
+    one-minute load average (0 where there is none either)."""
+    now = _cpu_ticks() if since is not None else None
+    if since is not None and now is not None and now[1] > since[1]:
+        idle = (now[0] - since[0]) / (now[1] - since[1])
+        return max(0.0, (os.cpu_count() or 1) * (1.0 - idle) - 1.0)
     try:
         return os.getloadavg()[0]
     except (OSError, AttributeError):
         return 0.0
 
 
-def _idle_cores() -> int:
+def _idle_cores(since: tuple[int, int] | None = None) -> int:
     """Cores no other process is using, at least one. A worker per busy core only shares that
     core with its owner and adds the pool's own cost: measured on two cores at a load average
-    of 3-4, a pool of two took 20% more CPU than one process and no less wall time (ADR 0026)."""
+    of 3-4, a pool of two took 20% more CPU than one process and no less wall time (ADR 0026).
+    The load average lags by a minute (a program that just ended still counts), so where the
+    system reports CPU ticks they are measured over the batch's first sessions instead."""
     cores = os.cpu_count() or 1
-    return max(1, round(cores - _busy_cores()))
+    return max(1, round(cores - _busy_cores(since)))
 
 
 def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list[Mined]:
@@ -125,13 +156,24 @@ def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list
     new_bytes = sum(max(0, s.size - int((p or {}).get("offset") or 0)) for _, s, p, _ in tasks)
     if new_bytes >= PREFILTER_MIN_BYTES:
         _prefilter.load()  # before the fork: the workers inherit it
-    workers = min(_workers(), _idle_cores(), len(tasks)) if new_bytes >= PARALLEL_MIN_BYTES else 1
+    pool = new_bytes >= PARALLEL_MIN_BYTES and len(tasks) > 1 and _workers() > 1
     # Mining makes no reference cycles (lines, lists, parsed records), so the cycle collector
     # only walks the young objects again and again: 10-15% of a first run's CPU, measured.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _mine(source, stage, tasks, workers)
+        if not pool:
+            return [mine_one(source, stage, t) for t in tasks]
+        # Mine here while measuring how idle the other cores are; then a pool for the rest.
+        since, started = _cpu_ticks(), time.monotonic()
+        done: list[Mined] = []
+        for task in tasks:
+            done.append(mine_one(source, stage, task))
+            if time.monotonic() - started >= PROBE_SECONDS:
+                break
+        rest = tasks[len(done) :]
+        workers = min(_workers(), _idle_cores(since), len(rest))
+        return done + _mine(source, stage, rest, workers)
     finally:
         if collecting:
             gc.enable()
