@@ -71,7 +71,9 @@ def mine_one(source: TranscriptSource, stage: Path, task: Task) -> Mined:
         # One pass over the session: each record comes back as one line, still valid JSON.
         lines, full = redactor.slice(read.lines)
         conv = [lines[i] for i in read.messages]
-        data = ("\n".join(conv) + "\n").encode("utf-8", "surrogatepass") if conv else b""
+        if conv:
+            conv.append("")  # the file's last newline, without copying the joined text again
+        data = "\n".join(conv).encode("utf-8", "surrogatepass")
         write_private(stage / f"{stem}.jsonl", data)
         write_private(stage / f"{stem}_full.jsonl", full)
         out.redacted = redactor.count

@@ -109,10 +109,13 @@ class Redactor:
         if not texts:
             return [], b""
         if _prefilter.loaded():
-            data = "\n".join(texts).encode("utf-8", "surrogatepass")
-            picked = _prefilter.candidates(data, len(texts), b"\n")
+            # An empty last record ends the file with its newline without a second copy of it.
+            data = "\n".join([*texts, ""]).encode("utf-8", "surrogatepass")
+            picked = _prefilter.candidates(data, len(texts) + 1, b"\n")
+            if picked and picked[-1] == len(texts):  # every record, the empty one too
+                picked.pop()
             if not picked:
-                return list(texts), data + b"\n"
+                return list(texts), data
             lines = list(texts)
             for i, text in zip(picked, self.lines([texts[i] for i in picked]), strict=True):
                 lines[i] = text
