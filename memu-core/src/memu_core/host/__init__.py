@@ -173,9 +173,11 @@ def run_host(spec: HostSpec | str, argv: list[str] | None = None) -> int:
     imported (:mod:`memu_core._serve.turn`: no spec, no plugins, no framework), and runs the full
     command only when that gives no answer.
     """
-    if isinstance(spec, str) and argv is None:
-        import sys
+    import sys
 
+    # Only a ``retrieve`` can be answered by the warm server: every other verb (the scheduled
+    # ``prepare`` above all) skips importing the client.
+    if isinstance(spec, str) and argv is None and "retrieve" in sys.argv[1:]:
         from memu_core._serve.turn import host_answer
 
         code = host_answer(spec, sys.argv[1:])
