@@ -68,6 +68,7 @@ def half(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     import faiss
 
     monkeypatch.setattr(dense, "HALF_PRECISION_FROM", 100)
+    monkeypatch.setattr(dense, "FAISS_FROM", 50)  # a float32 index here is faiss's, as past 1,000 vectors
     monkeypatch.setattr(dense, "LOAD_ROWS", 64)  # the switch to float16 happens mid-load
     # One thread, as in the warm server (memu_core._compose.single_threaded_math): OpenMP's
     # spinning threads make each search here tens of times slower on a busy machine.
@@ -148,9 +149,12 @@ def test_scoped_search_and_deleted_candidates(tmp_path: Path, half: None) -> Non
 
 def test_small_index_stays_float32(tmp_path: Path) -> None:
     store = _store(tmp_path, _unit(np.random.default_rng(1).standard_normal((60, DIM))))
-    store.search_segments_dense([1.0] + [0.0] * (DIM - 1), {}, None, 5)
+    query = np.array([1.0] + [0.0] * (DIM - 1))
+    got = [(h.id, h.score) for h in store.search_segments_dense(query.tolist(), {}, None, 5)]
     (entry,) = store._dense._entries.values()
-    assert type(entry.index).__name__ == "IndexFlatIP" and entry.error == 0.0
+    # Below dense.FAISS_FROM the float32 index is a numpy scan (tests/stores/test_dense_small.py).
+    assert isinstance(entry.index, dense.NumpyFlat) and entry.error == 0.0
+    _same(got, _Flat(store).search(query, 5))
     store.close()
 
 

@@ -11,6 +11,10 @@ query, and half the server's memory), and the answer is still the float32 one: t
 only picks candidates, wide enough that no vector of the exact top ``limit`` can be missing
 (:func:`_half_error` bounds how far a float16 score can be from the float32 one), and the
 candidates are scored again from the float32 vectors in the store (see docs/adr/0030-warm-retrieve-server-path.md).
+
+Below :data:`FAISS_FROM` vectors the index is a numpy matrix (:class:`NumpyFlat`) and faiss is
+not imported at all: importing it costs about 50 ms of CPU, a tenth of a per-turn ``retrieve``
+answered in its own process, for a scan numpy does in well under a millisecond at that size.
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ error bound says an exact top hit could lie beyond them)."""
 LOAD_ROWS = 8_192
 """Vectors read from the store per block while an index is built."""
 
+FAISS_FROM = 1_000
+"""Live vectors from which a float32 index is faiss's; below it, :class:`NumpyFlat`."""
+
 _HALF_LIMIT = 60_000.0
 """float16 overflows past 65504; a store holding larger components (never a sentence embedder's)
 keeps a float32 index."""
@@ -57,6 +64,51 @@ _HALF_UNIT = 2.0**-11
 """float16's unit round-off: a stored component is off by at most this fraction of itself."""
 _SUM_SLACK = 2.0**-23
 """Per-dimension allowance for float32 rounding in the two kernels' sums."""
+
+
+class NumpyFlat:
+    """A float32 flat inner-product index for a few hundred rows, in numpy (no faiss import).
+
+    It offers the part of faiss's index interface this module uses. Each score is the row's own
+    sum (``(rows * query).sum(axis=1)``), so a row scores the same in any matrix it sits in: a
+    re-score over candidate rows gives exactly the scores of the full scan, as the faiss kernels
+    do for a faiss index. Ties are ordered by row, as a search of the rows in table order gives.
+    """
+
+    def __init__(self, dimension: int) -> None:
+        import numpy as np
+
+        self.rows = np.empty((0, dimension), dtype=np.float32)
+
+    @property
+    def ntotal(self) -> int:
+        """Rows held (live and dead)."""
+        return int(self.rows.shape[0])
+
+    def add(self, block: Any) -> None:
+        """Append ``block``'s rows (copied: a block read from sqlite is a read-only buffer)."""
+        import numpy as np
+
+        self.rows = np.concatenate([self.rows, np.asarray(block, dtype=np.float32)])
+
+    def search(self, query: Any, k: int) -> tuple[Any, Any]:
+        """The best ``k`` rows for a ``(1, d)`` query, as faiss returns them: scores and row
+        numbers, each shaped ``(1, k)``."""
+        import numpy as np
+
+        scores = (self.rows * query[0]).sum(axis=1, dtype=np.float32)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return scores[order][None, :], order[None, :]
+
+    def reconstruct_batch(self, rows: Any) -> Any:
+        """The stored vectors of ``rows``."""
+        return self.rows[rows]
+
+    def remove_rows(self, rows: Sequence[int]) -> None:
+        """Drop ``rows``; the others keep their order and are renumbered."""
+        import numpy as np
+
+        self.rows = np.delete(self.rows, list(rows), axis=0)
 
 
 @dataclass(slots=True)
@@ -193,9 +245,12 @@ def _catch_up(
             if entry.error:
                 return False  # a fresh load would read this store in float32
             entry.half_ok = False
-    half = entry.half_ok and entry.live - len(gone) + len(found) >= HALF_PRECISION_FROM
+    live = entry.live - len(gone) + len(found)
+    half = entry.half_ok and live >= HALF_PRECISION_FROM
     if half != bool(entry.error):
         return False  # a fresh load would choose the other precision
+    if not half and (live < FAISS_FROM) != isinstance(entry.index, NumpyFlat):
+        return False  # a fresh load would choose the other kind of flat index
     for owner in owners:
         row = entry.rows_of.pop(owner, None)
         if row is not None:
@@ -216,10 +271,13 @@ def _catch_up(
 
 def _compact(entry: _Entry) -> None:
     """Remove the dead rows from the index (order kept) and renumber the live ones."""
-    import faiss
-    import numpy as np
+    if isinstance(entry.index, NumpyFlat):
+        entry.index.remove_rows(sorted(entry.dead))
+    else:
+        import faiss
+        import numpy as np
 
-    entry.index.remove_ids(faiss.IDSelectorBatch(np.fromiter(sorted(entry.dead), dtype=np.int64)))
+        entry.index.remove_ids(faiss.IDSelectorBatch(np.fromiter(sorted(entry.dead), dtype=np.int64)))
     entry.ids = [owner for row, owner in enumerate(entry.ids) if row not in entry.dead]
     entry.dead = set()
     entry.rows_of = {owner: row for row, owner in enumerate(entry.ids)}
@@ -259,13 +317,13 @@ def _rescore(
 ) -> list[Hit]:
     """The best ``limit`` of the ``candidates`` rows by their float32 vectors.
 
-    They are scored by a float32 faiss index over just those rows, added in the big index's row
-    order: the same kernel and the same tie order as a flat search of every live vector, so the
-    hits and their scores are the ones a freshly loaded float32 index gives. A float32 index
+    They are scored by a float32 index of the big one's kind (faiss, or :class:`NumpyFlat` for a
+    small one) over just those rows, added in the big index's row order: the same kernel and the
+    same tie order as a flat search of every live vector, so the hits and their scores are the
+    ones a freshly loaded float32 index gives. A float32 index
     hands its own rows back; a float16 one reads them from the store (in the search's read
     transaction, so they are the vectors the index was patched to).
     """
-    import faiss
     import numpy as np
 
     if not candidates:
@@ -289,10 +347,19 @@ def _rescore(
         found.sort()
         owners = [f[1] for f in found]
         matrix = np.frombuffer(b"".join(f[2] for f in found), dtype=np.float32).reshape(len(found), entry.dimension)
-    exact = faiss.IndexFlatIP(entry.dimension)
+    exact = _flat(entry.dimension, small=isinstance(entry.index, NumpyFlat))
     exact.add(matrix)
     scores, rows = exact.search(query, min(limit, len(owners)))
     return [Hit(owners[r], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
+
+
+def _flat(dimension: int, *, small: bool) -> Any:
+    """An empty float32 flat index: :class:`NumpyFlat` when ``small``, else faiss's."""
+    if small:
+        return NumpyFlat(dimension)
+    import faiss
+
+    return faiss.IndexFlatIP(dimension)
 
 
 def _row_norms(block: Any) -> Any:
@@ -329,7 +396,6 @@ def _load(
     bytes and a float32 copy of the whole matrix never exist at once (at 300,000 vectors that
     peak was about 1.4 GB, and the allocator kept most of it in the warm server afterwards).
     """
-    import faiss
     import numpy as np
 
     table = "segments" if kind == "segment" else "resources"
@@ -364,13 +430,15 @@ def _load(
             continue
         held.append(block)
         if half and len(ids) >= HALF_PRECISION_FROM:
+            import faiss
+
             index = faiss.IndexScalarQuantizer(dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
             for part in held:
                 index.add(part)
             held = []
     if index is not None:
         return _Entry(ids, index, _half_error(largest, dimension), position, largest, dimension)
-    flat = faiss.IndexFlatIP(dimension)
+    flat = _flat(dimension, small=len(ids) < FAISS_FROM)
     for part in held:
         flat.add(part)
     return _Entry(ids, flat, 0.0, position, largest, dimension, half_ok=half)
