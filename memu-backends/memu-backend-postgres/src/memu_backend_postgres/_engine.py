@@ -58,7 +58,10 @@ def _session_settings(dbapi_connection: Any) -> None:
     ``ef_search`` is the HNSW candidate pool; with pgvector >= 0.8 an iterative scan keeps a
     narrow scope filter from coming back short. Parallel plans are off: a search scores a few
     thousand rows, where starting workers costs more than it saves, and concurrent requests
-    need the cores.
+    need the cores. JIT compilation is off: a lexical search over a large store can be
+    estimated past ``jit_above_cost`` (the scoring scan at 100,000 segments is at a seventh of
+    it, and grows with the candidates) while it runs in milliseconds, and compiling it costs
+    tens of them.
     """
     from memu_backend_postgres._search import EF_SEARCH
 
@@ -68,7 +71,7 @@ def _session_settings(dbapi_connection: Any) -> None:
         iterative = ", set_config('hnsw.iterative_scan', 'strict_order', false)" if major_minor >= (0, 8) else ""
         cursor.execute(
             f"SELECT set_config('hnsw.ef_search', '{int(EF_SEARCH)}', false), "
-            f"set_config('max_parallel_workers_per_gather', '0', false){iterative}"
+            f"set_config('max_parallel_workers_per_gather', '0', false), set_config('jit', 'off', false){iterative}"
         )
     dbapi_connection.commit()
 

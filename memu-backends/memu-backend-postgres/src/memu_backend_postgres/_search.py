@@ -4,7 +4,9 @@ Lexical scores follow FTS5's ``bm25()`` formula (k1 1.2, b 0.75, IDF floored at 
 column weights applied to term frequencies, document length over all columns) with the corpus
 statistics of :mod:`memu_backend_postgres._stats`, so the SQLite and Postgres stores rank the
 same corpus the same way. The GIN index finds the candidates (``tsv @@ query``); the score
-reads each candidate's term positions, whose ``A``/``B`` weights tell the columns apart.
+reads each candidate's column-weighted term frequencies from its ``tf`` map (stored
+uncompressed, ADR 0033). The statistics may come from the store's memory; the scoring
+statement returns the counters it saw, so the caller can tell when they were stale.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Literal
 from memu_backend_postgres import _lexical
 from memu_backend_postgres._meta import Live, read_live
 from memu_backend_postgres._rows import tracks_sql, where_sql
+from memu_backend_postgres._termstats import Snapshot, TermStats
 from memu_core.text import CandidateRule, candidate_rules
 from memu_core.types import Hit, Where
 
@@ -34,45 +37,96 @@ _TABLES = {
 
 
 def lexical(
-    conn: Any, kind: Literal["s", "r"], query: str, where: Where, tracks: Sequence[str] | None, limit: int
-) -> list[Hit]:
-    """Best-first BM25 hits of ``query`` among segments (``s``) or resources (``r``)."""
-    import sqlalchemy as sa
+    conn: Any,
+    kind: Literal["s", "r"],
+    query: str,
+    where: Where,
+    tracks: Sequence[str] | None,
+    limit: int,
+    known: TermStats | None = None,
+) -> list[Hit] | None:
+    """Best-first BM25 hits of ``query`` among segments (``s``) or resources (``r``); ``None``
+    when the statistics moved between the statements it sent (only outside a transaction).
 
+    With ``known`` the statistics of terms seen before come from memory and the search is one
+    statement, which checks them (:mod:`memu_backend_postgres._termstats`).
+    """
     params: dict[str, Any] = {}
     filters = where_sql(where, params, "x") + tracks_sql(tracks, params, "x")  # validates first
     terms, typed = _lexical.lexemes(query)
     if not terms or limit <= 0:
         return []
-    table, rows_col, tokens_col = _TABLES[kind]
-    # The corpus totals and the terms' document frequencies in one round trip.
-    stats = conn.execute(
+    snap = known.get(kind, terms) if known is not None else None
+    # Remembered statistics are only trusted through the search statement's check, so an answer
+    # of nothing without a statement (no rows, no term held) always comes from a fresh read.
+    if snap is None or not snap.n_rows or not any(snap.df.values()):
+        snap = read_stats(conn, kind, terms)
+        if known is not None:
+            known.put(kind, snap)
+    if not snap.n_rows:
+        return []
+    df = snap.df
+    # A term no row holds adds 0 to every score and matches nothing: leave it out of both the
+    # scoring expression and the candidate query (expanded word forms are mostly such terms).
+    idf = _idf(snap)
+    stored = [(term, idf[term]) for term in terms if df.get(term, 0) > 0]
+    if not stored:
+        return []
+    params.update(limit=limit)
+    sql = _lexical_sql(kind, snap, stored, filters)
+    hits: list[Hit] = []
+    for rule in candidate_rules(terms, df, BUDGET, typed):
+        params["tsq"] = _tsquery(rule, df)
+        rows = conn.execute(sql, params).all()
+        if not snap.matches(rows[0].generation, rows[0].n_rows, rows[0].n_tokens):
+            if known is not None:
+                known.forget(kind)
+            return None
+        hits = [Hit(row.id, float(row.score)) for row in rows if row.id is not None]
+        # A narrow candidate rule that cannot fill the limit gives way to a wider one.
+        if len(hits) >= limit:
+            break
+    return hits
+
+
+def read_stats(conn: Any, kind: Literal["s", "r"], terms: list[str]) -> Snapshot:
+    """The corpus totals, the generation and the terms' document frequencies, in one round trip."""
+    import sqlalchemy as sa
+
+    _, rows_col, tokens_col = _TABLES[kind]
+    row = conn.execute(
         sa.text(
-            f"SELECT m.{rows_col} AS n_rows, m.{tokens_col} AS n_tokens, "
+            f"SELECT m.generation, m.{rows_col} AS n_rows, m.{tokens_col} AS n_tokens, "
             "(SELECT coalesce(jsonb_object_agg(term, df), '{}'::jsonb) FROM memu_terms "
             "WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))) AS df FROM memu_meta m WHERE m.id = 1"
         ),
         {"kind": kind, "terms": terms},
     ).one()
-    n_rows, n_tokens = int(stats.n_rows), int(stats.n_tokens)
-    if not n_rows:
-        return []
-    df = {term: int(count) for term, count in stats.df.items()}
-    # FTS5's bm25(): IDF floored at 1e-6; the document length counts every column, including the
-    # SQLite store's one-word marker column (EXTRA_TOKENS), so lengths here add it too.
+    df = {term: 0 for term in terms}
+    df.update((term, int(count)) for term, count in row.df.items())
+    return Snapshot(int(row.generation), int(row.n_rows), int(row.n_tokens), df)
+
+
+def _idf(snap: Snapshot) -> dict[str, float]:
+    """FTS5's bm25() IDF of each term, floored at 1e-6."""
+    n = snap.n_rows
+    return {t: max(math.log((n - d + 0.5) / (d + 0.5)), 1e-6) for t, d in snap.df.items()}
+
+
+def _lexical_sql(kind: Literal["s", "r"], snap: Snapshot, stored: list[tuple[str, float]], filters: str) -> Any:
+    """The scoring statement: BM25 of every stored term over the candidates of ``:tsq``, with the
+    counters of ``memu_meta`` it saw (one row of them and no hit when nothing matches)."""
+    import sqlalchemy as sa
+
+    table, rows_col, tokens_col = _TABLES[kind]
+    # The document length counts every column, including the SQLite store's one-word marker
+    # column (EXTRA_TOKENS), so lengths here add it too.
     extra = _lexical.EXTRA_TOKENS[kind]
-    idf = [max(math.log((n_rows - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)), 1e-6) for t in terms]
-    avgdl = (n_tokens + extra * n_rows) / n_rows
-    params.update(limit=limit)
+    avgdl = (snap.n_tokens + extra * snap.n_rows) / snap.n_rows
     # All arithmetic in float8 (numeric literals would make Postgres compute in slow numeric);
     # the constants are floats computed here, so splicing their repr() is safe.
     k1, b = _lexical.BM25_K1, _lexical.BM25_B
     freqs, parts = [], []
-    # A term no row holds adds 0 to every score and matches nothing: leave it out of both the
-    # scoring expression and the candidate query (expanded word forms are mostly such terms).
-    stored = [(term, weight) for term, weight in zip(terms, idf, strict=True) if df.get(term, 0) > 0]
-    if not stored:
-        return []
     for i, (term, weight) in enumerate(stored):
         # Terms are runs of letters and digits (no quote can occur), and as literals the
         # planner folds each key lookup to a constant instead of a parameter per row.
@@ -81,27 +135,26 @@ def lexical(
         parts.append(f"{weight!r}::float8 * f{i} * {k1 + 1!r}::float8 / (f{i} + k)")
     # The inner query reads each candidate's term frequencies once (OFFSET 0 keeps the planner
     # from inlining them into every reference, which doubled the JSON lookups, the main cost).
-    sql = f"""
-        SELECT id, {" + ".join(parts)} AS score
-        FROM (
-            SELECT x.id, {k1!r}::float8 * ({1 - b!r}::float8
-                   + {b!r}::float8 * (x.ntokens + {int(extra)}) / {avgdl!r}::float8) AS k,
-                   {", ".join(freqs)}
-            FROM {table} x
-            WHERE x.tsv @@ CAST(:tsq AS tsquery){filters}
-            OFFSET 0
-        ) c
-        ORDER BY score DESC, id
-        LIMIT :limit
-    """
-    hits: list[Hit] = []
-    for rule in candidate_rules(terms, df, BUDGET, typed):
-        params["tsq"] = _tsquery(rule, df)
-        hits = [Hit(row.id, float(row.score)) for row in conn.execute(sa.text(sql), params)]
-        # A narrow candidate rule that cannot fill the limit gives way to a wider one.
-        if len(hits) >= limit:
-            break
-    return hits
+    # The outer join returns memu_meta's counters from the same snapshot as the hits, so the
+    # caller can tell whether the statistics it scored with are the ones this snapshot holds.
+    return sa.text(f"""
+        SELECT m.generation, m.{rows_col} AS n_rows, m.{tokens_col} AS n_tokens, h.id, h.score
+        FROM memu_meta m LEFT JOIN LATERAL (
+            SELECT id, {" + ".join(parts)} AS score
+            FROM (
+                SELECT x.id, {k1!r}::float8 * ({1 - b!r}::float8
+                       + {b!r}::float8 * (x.ntokens + {int(extra)}) / {avgdl!r}::float8) AS k,
+                       {", ".join(freqs)}
+                FROM {table} x
+                WHERE x.tsv @@ CAST(:tsq AS tsquery){filters}
+                OFFSET 0
+            ) c
+            ORDER BY score DESC, id
+            LIMIT :limit
+        ) h ON true
+        WHERE m.id = 1
+        ORDER BY h.score DESC, h.id
+    """)
 
 
 def _tsquery(rule: CandidateRule, df: dict[str, int]) -> str:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 from memu_backend_postgres import _history
 from memu_backend_postgres._folder import Folder
 from memu_backend_postgres._pool import PoolOptions, merge, split_pool_options
+from memu_backend_postgres._termstats import TermStats
 from memu_backend_postgres._url import ACCEPTED_SCHEMES, display_url, normalise_url
 from memu_core.errors import StoreError, UsageError
 from memu_core.interfaces import MemoryStore
@@ -67,6 +68,7 @@ class PostgresStore(MemoryStore):
         self._iterative = iterative_scan
         self._pool = pool or PoolOptions()
         self._live: Live | None = None  # the live fingerprint as last read; dense searches check it
+        self._terms = TermStats()  # BM25 statistics as last read; lexical searches check them
         self._defer = defer_graph
         self._folder = Folder(self._fold_once) if background_fold else None
 
@@ -330,9 +332,25 @@ class PostgresStore(MemoryStore):
 
     def search_segments_lexical(self, query: str, where: Where, tracks: Sequence[str] | None, limit: int) -> list[Hit]:
         """Best-first BM25 segment hits for ``query`` (text weighted above context)."""
+        return self._lexical("s", query, where, tracks, limit)
+
+    def _lexical(
+        self, kind: Literal["s", "r"], query: str, where: Where, tracks: Sequence[str] | None, limit: int
+    ) -> list[Hit]:
         from memu_backend_postgres import _search
 
-        return self._reading("searching segments", lambda conn: _search.lexical(conn, "s", query, where, tracks, limit))
+        action = "searching segments" if kind == "s" else "searching resources"
+        # Outside a transaction (no BEGIN/COMMIT round trips), with the remembered statistics:
+        # usually one statement, which checks them.
+        hits = self._reading(
+            action, lambda conn: _search.lexical(conn, kind, query, where, tracks, limit, self._terms), single=True
+        )
+        if hits is None:
+            # A write moved the statistics between statements: read them and search in one snapshot.
+            hits = self._reading(action, lambda conn: _search.lexical(conn, kind, query, where, tracks, limit))
+        if hits is None:  # pragma: no cover - one snapshot cannot see its counters move
+            raise StoreError(f"postgres store {display_url(self._url)}: the statistics kept changing; search again")
+        return hits
 
     def search_segments_dense(
         self, vector: Sequence[float], where: Where, tracks: Sequence[str] | None, limit: int
@@ -342,9 +360,7 @@ class PostgresStore(MemoryStore):
 
     def search_resources_lexical(self, query: str, where: Where, limit: int) -> list[Hit]:
         """Best-first BM25 resource hits over description (and, weighted lower, path)."""
-        from memu_backend_postgres import _search
-
-        return self._reading("searching resources", lambda conn: _search.lexical(conn, "r", query, where, None, limit))
+        return self._lexical("r", query, where, None, limit)
 
     def search_resources_dense(self, vector: Sequence[float], where: Where, limit: int) -> list[Hit]:
         """Best-first resource hits by cosine similarity of their description vectors."""
