@@ -367,10 +367,17 @@ def test_a_whole_registry_loads_only_the_plugins_declaring_its_kind() -> None:
 
 
 def test_a_name_nobody_declares_loads_everything_and_lists_what_exists() -> None:
-    # A plugin registering more than it declares is still found, at the cost of loading all.
+    # A plugin registering more than it declares is still found, at the cost of loading all,
+    # and `memu plugins` says so.
     eps = [*_declared("under-declared", _plugin(_Store), "memu.stores", "something-else")]
     plugins = _manager(eps)
     assert plugins.get(STORES, "extra") is _Store
+    plugins.load().note_undeclared_names()
+    (record,) = [r for r in plugins.report if r.name == "under-declared"]
+    assert record.notes == [
+        "registers the store 'extra' without declaring it under "
+        '[project.entry-points."memu.stores"], so memu finds it only after loading every plugin'
+    ]
     with pytest.raises(ConfigError, match=r"no store named 'nope' is installed \(available: extra, memory, sqlite\)"):
         plugins.get(STORES, "nope")
 

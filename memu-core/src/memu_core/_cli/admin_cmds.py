@@ -10,6 +10,7 @@ def run_plugins(as_json: bool) -> None:
     from memu_core._plugins.manager import get_plugins
 
     plugins = get_plugins().load()
+    plugins.note_undeclared_names()
     registered: dict[str, list[str]] = {}
     for kind, registry_of in (
         ("stores", plugins.stores),

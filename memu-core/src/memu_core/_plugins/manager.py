@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from memu_core import PROJECT_NAME
 from memu_core._plugins import calls
@@ -273,6 +273,27 @@ class Plugins:
                     note=f"registers event sinks without declaring them under [project.entry-points."
                     f'"{SINKS_GROUP}"], so its sinks receive no events',
                 )
+
+    def note_undeclared_names(self) -> None:
+        """Note, in the load report, each loaded plugin that declares names but registers one it
+        did not declare: a lookup finds that name only after every plugin has loaded, and a whole
+        registry (every template resolver) misses it. For ``memu plugins``, which loads them all."""
+        from memu_core._plugins.registry import BACKENDS, EMBEDDERS, HOSTS, STORES, TEMPLATE_RESOLVERS
+
+        kinds: tuple[Kind[Any], ...] = (STORES, EMBEDDERS, BACKENDS, HOSTS, TEMPLATE_RESOLVERS)
+        pm = self._start()
+        for entry in self._wanted().values():
+            if not entry.provides or pm.get_plugin(entry.name) is None:
+                continue
+            for kind in kinds:
+                answers = calls.collect(pm, kind.hook, self._failed, {entry.name})
+                declared = entry.provides.get(kind.group, set())
+                for name in sorted({kind.key(value) for _, value in answers} - declared):
+                    self._note(
+                        entry.name,
+                        note=f"registers the {kind.label} {name!r} without declaring it under "
+                        f'[project.entry-points."{kind.group}"], so memu finds it only after loading every plugin',
+                    )
 
     def _builtin_names(self) -> set[str]:
         return {r.name for r in self._records if r.builtin}
