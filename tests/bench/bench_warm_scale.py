@@ -20,10 +20,11 @@ Stores (cached, see ``_harness.store_path`` and ``bench_serve.store``; ``$MEMU_B
   issue 17's first target names (``--skip-serve-store`` leaves it out).
 
 Store vectors are stand-ins under MiniLM's fingerprint; every query is embedded by the real
-model. The server keeps the last queries' vectors (ADR 0030's amendment), so the request alone is
-timed twice: over questions no client has asked before (the "new question" columns, the same
-questions for every server) and over the same questions asked again ("repeated question": the
-query vector comes from memory). The clients' rounds ask each server a new question each round.
+model. The server keeps the last queries' vectors and, until the store's next write, the last
+word searches' hits (ADR 0030's amendment), so the request alone is timed twice: over questions
+no client has asked before (the "new question" columns, the same questions for every server) and
+over the same questions asked again ("repeated question": the query vector and the word hits
+come from memory; nothing is written during the run). The clients' rounds ask each server a new question each round.
 
 The client processes run as an installed memu runs: with its modules' bytecode cached (pip
 compiles it at install time). An environment with ``PYTHONDONTWRITEBYTECODE`` set would compile
@@ -199,7 +200,8 @@ def main() -> int:
             )
         header = ["path", "wall median (min-max)", "× floor", "client CPU (× floor's)", "client peak RSS"]
         header += ["request alone, new question, wall", "server CPU per new question"]
-        header += ["request alone, repeated question (vector cached), wall", "server CPU per repeated question"]
+        header += ["request alone, repeated question (vector and word hits kept), wall"]
+        header += ["server CPU per repeated question"]
         header += ["server RSS"]
         print()
         print(h.table(header, rows))

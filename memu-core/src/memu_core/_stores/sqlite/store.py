@@ -30,6 +30,7 @@ from memu_core._stores.sqlite.rows import (
     segment_from_row,
     vector_blob,
 )
+from memu_core._stores.sqlite.wordhits import WordHits
 from memu_core.errors import MemuError, StoreError, UsageError
 from memu_core.interfaces import MemoryStore
 from memu_core.text import lexical_terms, query_terms
@@ -66,6 +67,8 @@ class SqliteStore(MemoryStore):
         self._words_lock = threading.Lock()
         self._dense = DenseCache()
         self._term_counts = lexical.TermCounts()
+        self.word_hits = WordHits()
+        """The last word searches' hits, kept until the next write (:mod:`.wordhits`)."""
 
     @classmethod
     def open(cls, url: str) -> SqliteStore:
@@ -316,6 +319,12 @@ class SqliteStore(MemoryStore):
             return []
         hits: list[Hit] = []
         with self._read_words() as conn:
+            # Read before the search: a write landing meanwhile moves it past what is stored.
+            generation = int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+            key = (query, cond, tuple(params), limit)
+            kept = self.word_hits.get(generation, key)
+            if kept is not None:
+                return kept
             matches = lexical.segment_matches(conn, terms, typed, self._term_counts)
             for i, match in enumerate(matches):
                 # A narrow candidate rule that cannot fill the limit gives way to a wider one.
@@ -326,6 +335,7 @@ class SqliteStore(MemoryStore):
                 hits = self._rank_segments(conn, match, cond, params, limit)
                 if len(hits) >= limit:
                     break
+        self.word_hits.put(generation, key, hits)
         return hits
 
     @staticmethod
