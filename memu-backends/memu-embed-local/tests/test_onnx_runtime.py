@@ -67,7 +67,8 @@ def exported() -> Path:
     module._models.clear()
     embedder = LocalEmbedder()
     assert embedder.runtime == "onnx"
-    return embedder.onnx_model().folder
+    folder: Path = embedder.onnx_model().folder
+    return folder
 
 
 def _env(models: Path, **extra: str) -> dict[str, str]:

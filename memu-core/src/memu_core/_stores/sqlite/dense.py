@@ -14,7 +14,7 @@ candidates are scored again from the float32 vectors in the store (see docs/adr/
 
 Below :data:`FAISS_FROM` vectors the index is a numpy matrix (:class:`NumpyFlat`) and faiss is
 not imported at all: importing it costs about 50 ms of CPU, a tenth of a per-turn ``retrieve``
-answered in its own process, for a scan numpy does in well under a millisecond at that size.
+answered in its own process, for a scan numpy does in about a millisecond at that size.
 """
 
 from __future__ import annotations
