@@ -20,7 +20,8 @@ from memu_core.settings import load_settings, models_dir
 REPO = Path(__file__).resolve().parents[1]
 SHARED_MODELS = models_dir()
 """The models folder of the user running the tests (the export is made once and shared)."""
-HEAVY = {"typer", "pydantic", "pydantic_settings", "sqlalchemy", "alembic", "torch", "sentence_transformers"}
+HEAVY = {"typer", "pydantic", "pydantic_settings", "sqlalchemy", "alembic", "torch", "sentence_transformers", "faiss"}
+"""faiss is heavy here too: the examples store is far below dense.FAISS_FROM vectors (a numpy scan)."""
 
 
 @pytest.fixture
