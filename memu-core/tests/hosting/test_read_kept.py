@@ -137,3 +137,30 @@ def test_a_failed_slice_write_fails_the_batch(tmp_path: Path) -> None:
     stage.mkdir()
     mined = mine.mine_batch(source, stage, [task])
     assert mined[0].records == 1 and (stage / "c0_full.jsonl").read_bytes().count(b"\n") == 1
+
+
+def test_no_pool_below_the_fewest_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers cost more CPU than they save wall time (ADR 0026): fewer idle cores than
+    ``MIN_POOL_WORKERS`` mine in this process, whatever the batch's size."""
+    started: list[int] = []
+    monkeypatch.setattr(mine, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(mine, "PROBE_SECONDS", 0.0)
+    monkeypatch.setattr(mine, "_workers", lambda: 2)
+    monkeypatch.setattr(mine, "_idle_cores", lambda *_: 2)
+    monkeypatch.setattr(mine, "_mine", lambda source, stage, tasks, workers: started.append(workers) or [])
+    root = tmp_path / "logs"
+    root.mkdir()
+    sessions = []
+    for i in range(6):
+        path = root / f"s{i}.jsonl"
+        path.write_text('{"type":"user","message":{"role":"user","content":"hi"}}\n')
+        sessions.append(_session(path))
+    tasks = [(f"k{i}", s, None, f"c{i}") for i, s in enumerate(sessions)]
+    assert len(mine.mine_batch(ClaudeCodeSource(root), tmp_path, tasks)) == 6
+    assert started == []  # two workers at most: not even the probe runs
+    monkeypatch.setattr(mine, "_workers", lambda: 4)
+    mine.mine_batch(ClaudeCodeSource(root), tmp_path, tasks)
+    assert started == [1]  # four cores, but only two idle: the rest is mined here too
+    monkeypatch.setattr(mine, "_idle_cores", lambda *_: 4)
+    mine.mine_batch(ClaudeCodeSource(root), tmp_path, tasks)
+    assert started == [1, 4]  # four idle: a pool of four for the five sessions left after the probe

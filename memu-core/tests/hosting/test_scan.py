@@ -110,6 +110,7 @@ def test_worker_processes_stage_the_same_slices(tmp_path: Path, monkeypatch: obj
     mp.setattr(mine, "PARALLEL_MIN_BYTES", 0)
     mp.setattr(mine, "_busy_cores", lambda *_: 0.0)  # the pool even when the machine is busy
     mp.setattr(mine, "PROBE_SECONDS", 0.0)  # one session mined here, the rest by the pool
+    mp.setattr(mine, "MIN_POOL_WORKERS", 2)  # a pool even on two cores
     try:
         parallel = _cycle(src, {}, max_jobs=12)
     finally:

@@ -28,6 +28,11 @@ PREFILTER_MIN_BYTES = 2 * 1024 * 1024
 """From this much new data on, the redaction prefilter is loaded (its import costs about as much
 as redacting a dozen ordinary sessions without it)."""
 MAX_WORKERS = 8
+MIN_POOL_WORKERS = 3
+"""The fewest workers a pool starts with. Two do not pay for themselves: on two idle cores a pool
+of two took 14-56% more user CPU and more system time than one process, for 4-21% less wall
+time in three of four pairs and 84% more in the fourth (ADR 0026, second pass); with fewer idle
+cores than this, one process mines."""
 
 
 @dataclass(slots=True)
@@ -158,7 +163,7 @@ def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list
     new_bytes = sum(max(0, s.size - int((p or {}).get("offset") or 0)) for _, s, p, _ in tasks)
     if new_bytes >= PREFILTER_MIN_BYTES:
         _prefilter.load()  # before the fork: the workers inherit it
-    pool = new_bytes >= PARALLEL_MIN_BYTES and len(tasks) > 1 and _workers() > 1
+    pool = new_bytes >= PARALLEL_MIN_BYTES and len(tasks) > 1 and _workers() >= MIN_POOL_WORKERS
     # Mining makes no reference cycles (lines, lists, parsed records), so the cycle collector
     # only walks the young objects again and again: 10-15% of a first run's CPU, measured.
     collecting = gc.isenabled()
@@ -175,7 +180,7 @@ def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list
                 break
         rest = tasks[len(done) :]
         workers = min(_workers(), _idle_cores(since), len(rest))
-        return done + _mine(source, stage, rest, workers)
+        return done + _mine(source, stage, rest, workers if workers >= MIN_POOL_WORKERS else 1)
     finally:
         if collecting:
             gc.enable()
