@@ -80,10 +80,12 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def small(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Thresholds scaled to a store of ~80 vectors: float16 past 40, compaction after 3 dead rows,
-    a reload past a third of the rows, a log kept short enough to be pruned past an index."""
+    """Thresholds scaled to a store of ~80 vectors: a numpy scan below 20, faiss's flat index from
+    20, float16 past 40, compaction after 3 dead rows, a reload past a third of the rows, a log
+    kept short enough to be pruned past an index."""
     import faiss
 
+    monkeypatch.setattr(dense, "FAISS_FROM", 20)
     monkeypatch.setattr(dense, "HALF_PRECISION_FROM", 40)
     monkeypatch.setattr(dense, "LOAD_ROWS", 16)
     monkeypatch.setattr(dense, "COMPACT_FROM", 3)
