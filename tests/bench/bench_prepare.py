@@ -189,12 +189,16 @@ class Timed:
     a disk shared with other work varies more than the program's own."""
 
     def line(self, label: str) -> str:
-        """``label: wall median (min-max), CPU median (min-max), user CPU median (min-max)``."""
+        """``label: wall median (min-max), CPU median (min-max), user and system CPU median (min-max)``."""
         w, c, u = self.wall, self.cpu, self.user
+        # The system part apart: on a file system without a journal, ext4's inode allocation after
+        # recent deletions (anyone's) can cost more than the program's own work (ADR 0026).
+        k = [total - user for total, user in zip(c, u, strict=True)]
         return (
             f"{label}: wall {statistics.median(w):.3f} s ({min(w):.3f}-{max(w):.3f}), "
             f"CPU {statistics.median(c):.3f} s ({min(c):.3f}-{max(c):.3f}), "
-            f"of it user {statistics.median(u):.3f} s ({min(u):.3f}-{max(u):.3f}) over {len(w)} runs"
+            f"of it user {statistics.median(u):.3f} s ({min(u):.3f}-{max(u):.3f}), "
+            f"system {statistics.median(k):.3f} s ({min(k):.3f}-{max(k):.3f}) over {len(w)} runs"
         )
 
 
