@@ -368,6 +368,12 @@ class Layout:
         return self.base / ".memory_manifest.json"
 
     @property
+    def mirror_stamp(self) -> Path:
+        """The store's stamp and the baseline when the mirror last matched the store
+        (:mod:`memu_core._bridge.mirrorstamp`): a steady ``prepare`` then skips the listing."""
+        return self.base / ".mirror_stamp.json"
+
+    @property
     def resource_log(self) -> Path:
         """Append-only list of files the sessions touched (written by the skill jobs)."""
         return self.base / ".resource.tmp"

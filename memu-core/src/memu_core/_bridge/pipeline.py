@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memu_core import _events as events
 from memu_core._atomic import read_json, write_json
-from memu_core._bridge import jobs, resources, run, runlog, scan, selfskip, snapshot, sync
+from memu_core._bridge import jobs, mirrorstamp, resources, run, runlog, scan, selfskip, snapshot, sync
 from memu_core._bridge.lock import host_lock
 from memu_core._bridge.mine import Mined
 from memu_core._engine.actor import acting_as
@@ -199,7 +199,7 @@ def _prepare(
             # Mirror before touching this run's files: if the store is unreachable, the previous
             # run's jobs, slices and staged cursor are all still as they were.
             with events.step("memory_list", host=spec.id, session_env=spec.session_id_env) as listed:
-                mirrored = sync.sync(layout, backend(), where=mirror_scope())
+                mirrored = _mirror(layout, backend)
                 listed["result_count"] = mirrored.listed
             report.kept_edits, report.skipped_names = mirrored.kept, len(mirrored.skipped)
             report.warnings.extend(mirrored.skipped)
@@ -228,6 +228,22 @@ def _prepare(
         report.skipped_self = found.skipped_self
     log.debug("prepare staged", host=spec.id, sessions=report.sessions, jobs=report.jobs, jobs_dir=str(layout.jobs))
     return report
+
+
+def _mirror(layout: Layout, backend: Callable[[], AgenticMemoryBackend]) -> sync.SyncResult:
+    """Mirror the store into the tree, or, when neither the store (its stamp) nor the tree changed
+    since a sync that changed nothing, skip opening the backend: the result would be the same."""
+    where = mirror_scope()
+    stamp = mirrorstamp.current(where)  # read before listing: a write during it changes the next stamp
+    recorded = mirrorstamp.load(layout.mirror_stamp) if stamp is not None else None
+    if recorded is not None and recorded["store"] == stamp:
+        kept = sync.unchanged(layout, recorded["baseline"], recorded["listed"])
+        if kept is not None:
+            return kept
+    mirrored = sync.sync(layout, backend(), where=where)
+    baseline = {rel: entry.to_json() for rel, entry in mirrored.baseline.items()}
+    mirrorstamp.record(layout.mirror_stamp, stamp if mirrored.settled else None, mirrored.listed, baseline)
+    return mirrored
 
 
 def _limits(max_jobs: int, budget_kb: int | None) -> tuple[int, int | None]:

@@ -49,6 +49,9 @@ class SyncResult:
     """How many files the store listed (in the mirrored scope)."""
     skipped: list[str] = field(default_factory=list)
     """One warning per stored name the mirror cannot hold, naming it and the fix."""
+    settled: bool = False
+    """Mirroring changed nothing: the tree already matched the listing and the baseline, no edit
+    was kept and no name skipped. Run again over the same store, it would change nothing again."""
 
 
 def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any] | None = None) -> SyncResult:
@@ -96,6 +99,7 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
             "rename one of them"
         )
     seen: set[str] = set()
+    wrote = removed = False
     for ident, rel in placement.rel.items():
         doc = docs[ident]
         seen.add(rel)
@@ -112,6 +116,7 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
                 result.baseline[rel] = entry
                 continue
         write_text(layout.base / rel, doc.render(), fsync=False, mode=PRIVATE_FILE)
+        wrote = True
         result.baseline[rel] = entry
     spellings = {_fold(rel): rel for rel in seen}
     for rel, path in local.items():
@@ -126,6 +131,7 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
         current = on_disk[rel]
         if before is not None and current is not None and current.digest() == before.digest:
             path.unlink(missing_ok=True)  # forgotten elsewhere (or moved), untouched here
+            removed = True
         elif before is not None:
             result.kept += 1
             result.baseline[rel] = before
@@ -133,7 +139,36 @@ def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any]
         # Unchanged (the steady state: nothing stored since the last run) means no write and
         # none of the atomic writer's two fsyncs.
         snapshot.save(layout.snapshot, result.baseline)
+    else:
+        # Settled only when the tree holds exactly the baseline's files: an untracked file the
+        # agent added takes part in the placement, so a tree without it could place otherwise.
+        result.settled = (
+            not (wrote or removed or result.kept or result.skipped) and local.keys() == result.baseline.keys()
+        )
     return result
+
+
+def unchanged(layout: Layout, baseline_json: Mapping[str, Any], listed: int) -> SyncResult | None:
+    """The result a :func:`sync` over an unchanged store would give, without the store, or ``None``.
+
+    ``baseline_json`` is the baseline a settled sync left (:attr:`SyncResult.settled`). When the
+    baseline file still holds it and every mirrored file still has its digest (no edit, no file
+    added or removed), a sync over the same listing is settled again: nothing to write, remove or
+    keep. Any difference returns ``None`` and the caller lists the store.
+    """
+    for track in TRACKS:
+        ensure_private_dir(layout.track_dir(track))
+    loaded = snapshot.load(layout.snapshot)
+    if loaded is None or {rel: e.to_json() for rel, e in loaded.items()} != baseline_json:
+        return None
+    local = local_docs(layout.base, TRACKS)
+    if local.keys() != loaded.keys():
+        return None
+    for rel, path in local.items():
+        doc = _read_or_none(path, rel.split("/", 1)[0])
+        if doc is None or doc.digest() != loaded[rel].digest:
+            return None
+    return SyncResult(loaded, listed=listed, settled=True)
 
 
 def _fold(rel: str) -> str:
