@@ -24,6 +24,24 @@ Span = tuple[int, int, str]
 _E = rb"(?![A-Za-z0-9_-])"
 
 
+class _Lazy:
+    """A pattern compiled on its first use: a steady ``prepare`` mines a handful of records, most
+    of which need few rules or none, and compiling all of them cost 5-6 ms of every run."""
+
+    __slots__ = ("_compiled", "_source")
+
+    def __init__(self, source: bytes) -> None:
+        self._source = source
+        self._compiled: re.Pattern[bytes] | None = None
+
+    @property
+    def rx(self) -> re.Pattern[bytes]:
+        """The compiled pattern."""
+        if self._compiled is None:
+            self._compiled = re.compile(self._source)
+        return self._compiled
+
+
 def _after(prefix: bytes) -> bytes:
     """``prefix``, then: no letter, digit or ``_`` before it. The check comes after the literal
     (a fixed-width look-behind over it) so the regex engine can skip ahead to the prefix in C."""
@@ -59,7 +77,29 @@ _TOKEN_SHAPES: tuple[tuple[tuple[str, ...], bytes, bool], ...] = (
     (("jwt",), _after(b"eyJ") + rb"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", False),
     (("slack-webhook",), rb"hooks\.slack\.com/services/[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]+", False),
 )
-_TOKENS = tuple((kinds, re.compile(pattern + _E), mixed) for kinds, pattern, mixed in _TOKEN_SHAPES)
+_TOKEN_NEEDS: tuple[tuple[bytes, ...], ...] = (
+    (b"sk-", b"sk_"),
+    (b"rk_",),
+    (b"whsec_",),
+    tuple(b"gh" + c + b"_" for c in (b"p", b"o", b"u", b"s", b"r")),
+    (b"github_pat_",),
+    tuple(b"gl" + k + b"-" for k in (b"pat", b"dt", b"rt", b"ptt", b"ft", b"soat", b"cbt")),
+    (b"xox", b"xapp-"),
+    (b"AIza", b"AKIA", b"ASIA", b"ABIA", b"ACCA"),
+    (b"ya29.",),
+    (b"hf_",),
+    (b"npm_",),
+    (b"pypi-AgE",),
+    (b"SG.",),
+    (b"eyJ",),
+    (b"hooks.slack.com",),
+)
+"""Per token shape, the literals (of :data:`TRIGGERS`) one of which its every match holds: a view
+holding none is not searched, and the pattern is not even compiled."""
+_TOKENS = tuple(
+    (needs, kinds, _Lazy(pattern + _E), mixed)
+    for needs, (kinds, pattern, mixed) in zip(_TOKEN_NEEDS, _TOKEN_SHAPES, strict=True)
+)
 
 # What every rule needs somewhere in its match, as a literal (the prefilter, :mod:`._prefilter`,
 # skips records holding none). The token shapes above each start with one of these (in the view
@@ -107,7 +147,7 @@ TRIGGERS_ANY_CASE: tuple[bytes, ...] = (
 )
 """Literals matched in any (ASCII) case, as the context rules read the lower-cased view."""
 
-_PRIVATE_KEY = re.compile(
+_PRIVATE_KEY = _Lazy(
     rb"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     # To its END line; a key cut short (a truncated tool output) is redacted to where it stops.
     rb"(?:[^\"\x00]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\r\n\t\x01:,-]*)"
@@ -121,24 +161,32 @@ JSON (also JSON inside JSON, whose inner escapes leave backslashes), TOML and co
 
 _KEY_TAIL = rb"([a-z0-9_.-]{0,40})" + _SEP + _VALUE
 _ASSIGN = tuple(
-    re.compile(rb"(" + keyword + rb")" + _KEY_TAIL)
+    (literal, _Lazy(rb"(" + keyword + rb")" + _KEY_TAIL))
     # One pattern per literal keyword: the engine skips to each in C (an alternation of them
     # would be tried at every letter). ``key`` stands for api_key, access_key, private_key and
-    # an environment variable's ``_KEY``; :func:`_name_ok` reads the name before it.
-    for keyword in (rb"secret", rb"token", rb"pass(?:w(?:or)?d|phrase)?", rb"pwd", rb"key", rb"credentials?")
+    # an environment variable's ``_KEY``; :func:`_name_ok` reads the name before it. The literal
+    # is what the lower-cased view must hold for the pattern to be searched.
+    for literal, keyword in (
+        (b"secret", rb"secret"),
+        (b"token", rb"token"),
+        (b"pass", rb"pass(?:w(?:or)?d|phrase)?"),
+        (b"pwd", rb"pwd"),
+        (b"key", rb"key"),
+        (b"credential", rb"credentials?"),
+    )
 )
-_URL = re.compile(rb"://([^\s:/@\"'\\<>\x00\x01]{0,128}):([^\s/\"'\\<>\x00\x01]{1,256})@(?=[A-Za-z0-9\[._-])")
-_BEARER = re.compile(rb"bearer(?<![a-z0-9_]bearer)[ \t\x01]+([a-z0-9._~+/-]{16,}=*)(?![a-z0-9._~+/=-])")
-_AUTHORIZATION = re.compile(rb"authorization" + _SEP + rb"(?:(?:basic|token|bearer)[ \t]+)?" + _VALUE)
+_URL = _Lazy(rb"://([^\s:/@\"'\\<>\x00\x01]{0,128}):([^\s/\"'\\<>\x00\x01]{1,256})@(?=[A-Za-z0-9\[._-])")
+_BEARER = _Lazy(rb"bearer(?<![a-z0-9_]bearer)[ \t\x01]+([a-z0-9._~+/-]{16,}=*)(?![a-z0-9._~+/=-])")
+_AUTHORIZATION = _Lazy(rb"authorization" + _SEP + rb"(?:(?:basic|token|bearer)[ \t]+)?" + _VALUE)
 _AWS_SECRET = rb"(?<![a-z0-9/+])([a-z0-9/+]{40})(?![a-z0-9/+=])"
-_AWS_AFTER_WORD = re.compile(rb"secret[^\n\x00]{0,64}?" + _AWS_SECRET)
-_AWS_AFTER_ID = re.compile(rb"[^\n\x00]{0,64}?" + _AWS_SECRET)
+_AWS_AFTER_WORD = _Lazy(rb"secret[^\n\x00]{0,64}?" + _AWS_SECRET)
+_AWS_AFTER_ID = _Lazy(rb"[^\n\x00]{0,64}?" + _AWS_SECRET)
 
 _PLACEHOLDERS = frozenset(
     {"changeme", "password", "secret", "token", "none", "null", "true", "false", "example", "redacted", "undefined"}
 )
-_DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_DOTTED = _Lazy(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_IDENT = _Lazy(rb"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_CHAR = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
@@ -164,7 +212,7 @@ def _assigned_secret(value: bytes) -> bool:
         return False  # a path to a secret file, not the secret
     has_digit = any(48 <= c <= 57 for c in value)
     # ``settings.api_key``, ``token=token``: code, unless digits say the name is random.
-    return has_digit or not (_IDENT.fullmatch(value) or _DOTTED.fullmatch(value))
+    return has_digit or not (_IDENT.rx.fullmatch(value) or _DOTTED.rx.fullmatch(value))
 
 
 _KEY_WORDS: tuple[bytes, ...] = (
@@ -209,7 +257,7 @@ def _aws_secret(value: bytes) -> bool:
 
 
 def _scan(
-    pattern: re.Pattern[bytes],
+    pattern: _Lazy,
     text: bytes,
     group: int,
     kind: str,
@@ -217,7 +265,7 @@ def _scan(
     view: bytes,
     spans: list[Span],
 ) -> None:
-    for m in pattern.finditer(text):
+    for m in pattern.rx.finditer(text):
         s, e = m.span(group)
         if check(view[s:e]):
             spans.append((s, e, kind))
@@ -243,8 +291,10 @@ def find(view: bytes) -> list[Span]:
     """Every secret span in ``view`` (unsorted, possibly overlapping), with its kind."""
     spans: list[Span] = []
     aws_ids: list[int] = []
-    for kinds, pattern, mixed in _TOKENS:
-        for m in pattern.finditer(view):
+    for needs, kinds, pattern, mixed in _TOKENS:
+        if not any(literal in view for literal in needs):
+            continue
+        for m in pattern.rx.finditer(view):
             kind = kinds[m.lastindex - 1] if m.lastindex else kinds[0]
             if mixed and kind != "anthropic" and not _mixed(m.group()):
                 continue
@@ -252,12 +302,14 @@ def find(view: bytes) -> list[Span]:
             if kind == "aws-key-id":
                 aws_ids.append(m.end())
     if b"PRIVATE KEY" in view:
-        spans += ((m.start(), m.end(), "private-key") for m in _PRIVATE_KEY.finditer(view))
+        spans += ((m.start(), m.end(), "private-key") for m in _PRIVATE_KEY.rx.finditer(view))
     if b"://" in view:
         _scan(_URL, view, 2, "url-password", _url_password, view, spans)
     low = view.lower()
-    for pattern in _ASSIGN:
-        for m in pattern.finditer(low):
+    for literal, assign in _ASSIGN:
+        if literal not in low:
+            continue
+        for m in assign.rx.finditer(low):
             if _name_ok(view, m.start(1), m.group(1), *m.span(2)):
                 s, e = m.span(3)
                 if _assigned_secret(view[s:e]):
@@ -269,7 +321,7 @@ def find(view: bytes) -> list[Span]:
     if b"secret" in low:
         _scan(_AWS_AFTER_WORD, low, 1, "aws-secret", _aws_secret, view, spans)
     for at in aws_ids:
-        near = _AWS_AFTER_ID.match(low, at)
+        near = _AWS_AFTER_ID.rx.match(low, at)
         if near is not None and _aws_secret(view[near.start(1) : near.end(1)]):
             spans.append((near.start(1), near.end(1), "aws-secret"))
     return spans
