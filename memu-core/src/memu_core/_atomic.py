@@ -30,8 +30,6 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsync: bool
     creates are 0700 too). ``fsync=False`` keeps the atomicity but skips both fsyncs, for files that
     can be rebuilt (the mirror is a copy of the store) and are written by the thousand.
     """
-    import tempfile  # only writers pay for it; the per-turn paths read and never write
-
     private = _layout.within_home(path)
     if private:
         _layout.ensure_private_dir(path.parent)  # folders 0700, as everything under ~/.memu
@@ -42,7 +40,7 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsync: bool
             mode = path.stat().st_mode & (0o700 if private else 0o777)
         except OSError:
             mode = PRIVATE
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -57,6 +55,22 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsync: bool
         raise
     if fsync:
         _fsync_dir(path.parent)
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new, empty, private temp file next to ``path``: ``(fd, its path)``.
+
+    What ``tempfile.mkstemp`` does, without importing ``tempfile`` (with ``random``, ``shutil``
+    and its compression modules: about 1.5 ms of every writing command, ADR 0026).
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, flags, PRIVATE), tmp
+        except FileExistsError:
+            continue  # 48 random bits taken: try another name
+    raise FileExistsError(f"no free temp name beside {path}; remove the stale .{path.name}.*.tmp files there")
 
 
 def write_text(path: Path, text: str, *, mode: int | None = None, fsync: bool = True) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memu_core.types import SessionFile
+from memu_core._transcript_types import SessionFile
 
 
 def jsonl_files(

@@ -10,31 +10,30 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from memu_core._jsonl import MAX_LINE_CHARS, cheap_timestamp, jsonl_files, load_line, parse_object, relative_key
+from memu_core._transcript_types import KeptRead, Record, RecordKind, SelfSessions, SessionFile, TranscriptRead
 from memu_core.errors import TranscriptReadError, Unsupported
-from memu_core.types import (
-    ChangeSet,
-    Event,
-    FileVersion,
-    Fingerprint,
-    HistoryNote,
-    Hit,
-    KeptRead,
-    RecallFile,
-    Record,
-    RecordKind,
-    Resource,
-    Scope,
-    Segment,
-    SelfSessions,
-    SessionFile,
-    StoredFile,
-    StoreStats,
-    TranscriptRead,
-    Where,
-)
+
+if TYPE_CHECKING:
+    # Annotations only: a transcript source's path (a steady ``prepare``) then never builds the
+    # store and engine dataclasses (ADR 0026's third amendment).
+    from memu_core.types import (
+        ChangeSet,
+        Event,
+        FileVersion,
+        Fingerprint,
+        HistoryNote,
+        Hit,
+        RecallFile,
+        Resource,
+        Scope,
+        Segment,
+        StoredFile,
+        StoreStats,
+        Where,
+    )
 
 __all__ = [
     "AgenticMemoryBackend",

@@ -7,10 +7,15 @@ must import in microseconds. Validation of user input happens in the engine, not
 from __future__ import annotations
 
 import datetime as _dt
-import enum
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Literal
+
+from memu_core._transcript_types import KeptRead as KeptRead
+from memu_core._transcript_types import Record as Record
+from memu_core._transcript_types import RecordKind as RecordKind
+from memu_core._transcript_types import SelfSessions as SelfSessions
+from memu_core._transcript_types import SessionFile as SessionFile
+from memu_core._transcript_types import TranscriptRead as TranscriptRead
 
 DEFAULT_SCOPE_VALUE = "default"
 """The value a scope field takes when the caller does not give one (memU's cloud rule)."""
@@ -285,109 +290,9 @@ class Hit:
 
 
 # -- transcripts: what a TranscriptSource (memu_core.interfaces) reads from a host's logs -----------
-
-
-class RecordKind(enum.Enum):
-    """What a record is to the pipeline."""
-
-    MESSAGE = "message"
-    """A user or assistant turn: goes to the conversation and the full transcript."""
-    TOOL = "tool"
-    """A tool call or its output: goes to the full transcript only."""
-    OTHER = "other"
-    """Metadata, reasoning, injected context: dropped."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionFile:
-    """One discovered session file with the stat facts the scan needs (taken once)."""
-
-    path: Path
-    mtime_ns: int
-    size: int
-
-
-class Record(NamedTuple):
-    """One record of a session: its text (one JSON line), kind and timestamp.
-
-    A named tuple rather than a dataclass: a first run creates hundreds of thousands of them.
-    """
-
-    text: str
-    kind: RecordKind
-    timestamp: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptRead:
-    """The records of a session that are new since the previous cursor.
-
-    ``records`` holds only the new records; ``cursor`` is what to store once they are mined;
-    ``corrupt`` counts lines that were not JSON objects and were skipped.
-    """
-
-    records: list[Record]
-    cursor: dict[str, Any]
-    corrupt: int = 0
-
-    @property
-    def changed(self) -> bool:
-        """True when there is at least one new record."""
-        return bool(self.records)
-
-    @property
-    def last_timestamp(self) -> str | None:
-        """The last timestamp among the new records (``None`` when none carries one)."""
-        for rec in reversed(self.records):
-            if rec.timestamp:
-                return rec.timestamp
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class KeptRead:
-    """What mining keeps of a :class:`TranscriptRead`: the message and tool records' lines, in
-    order, with where the messages are, and no object per record (a first run reads hundreds of
-    thousands of lines and drops the rest)."""
-
-    lines: list[str]
-    """The text of every ``MESSAGE`` and ``TOOL`` record."""
-    messages: list[int]
-    """Indices into ``lines`` of the ``MESSAGE`` records."""
-    cursor: dict[str, Any]
-    last_timestamp: str | None
-    """As :attr:`TranscriptRead.last_timestamp`."""
-    records: int
-    """How many records were read, of every kind."""
-    corrupt: int = 0
-
-    @classmethod
-    def of(cls, read: TranscriptRead) -> KeptRead:
-        """The kept part of a full read."""
-        lines: list[str] = []
-        messages: list[int] = []
-        for rec in read.records:
-            if rec.kind is RecordKind.MESSAGE:
-                messages.append(len(lines))
-                lines.append(rec.text)
-            elif rec.kind is RecordKind.TOOL:
-                lines.append(rec.text)
-        return cls(lines, messages, read.cursor, read.last_timestamp, len(read.records), read.corrupt)
-
-
-@dataclass(frozen=True, slots=True)
-class SelfSessions:
-    """Which sessions are the bridging run's own, as a source tells from the working tree.
-
-    A scheduled bridging run is a host session too; mined, it would feed memu's own job prompts
-    back into memory. ``prepare`` never mines these and carries ``warnings`` in its report.
-    """
-
-    ids: frozenset[str] = frozenset()
-    """Session ids, as :meth:`~memu_core.interfaces.TranscriptSource.session_id` names them."""
-    warnings: tuple[str, ...] = ()
-    """Why some runs could not be recognised: one sentence each, naming the fix."""
-
+# KeptRead, Record, RecordKind, SelfSessions, SessionFile and TranscriptRead are defined in
+# memu_core._transcript_types (imported above): the path that needs only them, a steady
+# ``prepare``, then does not build every dataclass here.
 
 EventValue = str | int | float | bool | None
 """What an event property may hold: counts, durations, short labels; never content."""

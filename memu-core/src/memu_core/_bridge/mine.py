@@ -18,9 +18,9 @@ from typing import Any
 from memu_core._bridge import _prefilter
 from memu_core._bridge.redact import Redactor
 from memu_core._layout import PRIVATE_FILE
+from memu_core._transcript_types import SessionFile
 from memu_core.errors import TranscriptReadError
 from memu_core.interfaces import TranscriptSource
-from memu_core.types import SessionFile
 
 PARALLEL_MIN_BYTES = 24 * 1024 * 1024
 """Below this much new data a pool costs more than it saves."""

@@ -17,8 +17,8 @@ from typing import Any
 
 from memu_core._bridge.mine import Mined, mine_batch
 from memu_core._log import get_logger
+from memu_core._transcript_types import SessionFile
 from memu_core.interfaces import TranscriptSource
-from memu_core.types import SessionFile
 
 log = get_logger("memu.bridge")
 

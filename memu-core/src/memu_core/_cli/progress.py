@@ -17,10 +17,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import IO, Any, ClassVar
+from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from memu_core.interfaces import Embedder
-from memu_core.types import Fingerprint
+
+if TYPE_CHECKING:  # an annotation only: the commands that show progress need not build the store types
+    from memu_core.types import Fingerprint
 
 HEARTBEAT = 20.0
 """Seconds of silence after which a piped run writes a line saying it is still working."""

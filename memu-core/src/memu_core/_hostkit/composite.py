@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memu_core._transcript_types import KeptRead, RecordKind, SelfSessions, SessionFile, TranscriptRead
 from memu_core.interfaces import TranscriptSource
-from memu_core.types import KeptRead, RecordKind, SelfSessions, SessionFile, TranscriptRead
 
 
 class CompositeSource(TranscriptSource):

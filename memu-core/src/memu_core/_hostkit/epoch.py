@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memu_core._jsonl import load_line
+from memu_core._transcript_types import Record
 from memu_core.interfaces import TranscriptSource
-from memu_core.types import Record
 
 MS_THRESHOLD = 1e11
 """Above this an epoch number is milliseconds: 1e11 s is the year 5138, 1e11 ms is 1973."""

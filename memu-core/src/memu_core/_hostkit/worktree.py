@@ -15,8 +15,8 @@ from typing import Any
 
 from memu_core._jsonl import load_line
 from memu_core._layout import hosts_root
+from memu_core._transcript_types import SessionFile, TranscriptRead
 from memu_core.interfaces import TranscriptSource
-from memu_core.types import SessionFile, TranscriptRead
 
 _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 

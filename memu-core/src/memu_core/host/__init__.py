@@ -52,11 +52,12 @@ _LAZY: dict[str, tuple[str, str]] = {
     "HostSpec": ("memu_core._hostkit.spec", "HostSpec"),
     # the seam and its records
     "TranscriptSource": ("memu_core.interfaces", "TranscriptSource"),
-    "Record": ("memu_core.types", "Record"),
-    "RecordKind": ("memu_core.types", "RecordKind"),
-    "SessionFile": ("memu_core.types", "SessionFile"),
-    "SelfSessions": ("memu_core.types", "SelfSessions"),
-    "TranscriptRead": ("memu_core.types", "TranscriptRead"),
+    # the same classes memu_core.types re-exports, without its other dataclasses
+    "Record": ("memu_core._transcript_types", "Record"),
+    "RecordKind": ("memu_core._transcript_types", "RecordKind"),
+    "SessionFile": ("memu_core._transcript_types", "SessionFile"),
+    "SelfSessions": ("memu_core._transcript_types", "SelfSessions"),
+    "TranscriptRead": ("memu_core._transcript_types", "TranscriptRead"),
     "TranscriptReadError": ("memu_core.errors", "TranscriptReadError"),
     # reading JSONL logs
     "jsonl_files": ("memu_core._jsonl", "jsonl_files"),
