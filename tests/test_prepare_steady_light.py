@@ -26,15 +26,17 @@ NOT_NEEDED = {
     "importlib.metadata",
     "memu_core._serve.turn",
     "tempfile",
+    "shutil",
     "memu_core.types",
     "memu_core._compose",
     "memu_core._engine.engine",
     "memu_core._stores.sqlite.store",
 }
 """Modules the steady path once imported for a random suffix, a packaged text file, entry points
-and the warm server's client (which only a ``retrieve`` can use); then, for a temp file's name,
-the store and engine dataclasses beside the transcript types, and the engine and the store to
-list an unchanged store again for the mirror (ADR 0026's third amendment). Each cost milliseconds."""
+and the warm server's client (which only a ``retrieve`` can use); then, for a temp file's name
+and the staging folders' removal, the store and engine dataclasses beside the transcript types,
+and the engine and the store to list an unchanged store again for the mirror (ADR 0026's third
+amendment). Each cost milliseconds."""
 
 PROBE = """
 import os, sys

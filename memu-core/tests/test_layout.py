@@ -116,3 +116,23 @@ def test_the_warm_clients_copies_agree_with_the_layout() -> None:
 
     for name in ("HOME_DIR", "CONFIG_ENV_VAR", "RUN_DIR_ENV", "SOCKET_NAME"):
         assert getattr(turn, name) == getattr(_layout, name), name
+
+
+def test_remove_tree_removes_a_folder_and_never_follows_a_link(tmp_path: Path) -> None:
+    from memu_core._layout import remove_tree
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("kept")
+    tree = tmp_path / "tree"
+    (tree / "a" / "b").mkdir(parents=True)
+    (tree / "a" / "b" / "f.txt").write_text("x")
+    (tree / "g.txt").write_text("y")
+    (tree / "link").symlink_to(outside, target_is_directory=True)
+    remove_tree(tree)
+    assert not tree.exists() and (outside / "keep.txt").read_text() == "kept"
+    remove_tree(tree)  # missing: nothing to do, no error
+    linked = tmp_path / "linked"
+    linked.symlink_to(outside, target_is_directory=True)
+    remove_tree(linked)  # a link named as the folder: left as it is, as shutil.rmtree leaves it
+    assert linked.is_symlink() and (outside / "keep.txt").exists()

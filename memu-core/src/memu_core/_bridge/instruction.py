@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,6 +149,8 @@ def write_file(path: Path, new: str, *, dry_run: bool, backup: bool) -> Change:
     if old == new or dry_run:
         return Change(path, diff, False)
     if backup and old:
+        import shutil  # only an install that backs a file up needs it
+
         shutil.copy2(target, target.with_name(target.name + ".bak"))
     write_text(target, new)  # a replaced file keeps its mode
     return Change(path, diff, True)
@@ -181,6 +182,8 @@ def remove(path: Path, binary: str, skills_dir: Path | None, *, dry_run: bool = 
         folder = skills_dir / SKILL_NAME
         if (folder / "SKILL.md").is_file():
             if not dry_run:
+                import shutil  # only a remove with skill folders needs it
+
                 shutil.rmtree(folder)
             changes.append(Change(folder, f"removed {folder}{os.sep}\n", not dry_run))
     return changes

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from pathlib import Path
 
 from memu_core._bridge import templates
 from memu_core._bridge.mine import write_private
-from memu_core._layout import Layout, ensure_private_dir
+from memu_core._layout import Layout, ensure_private_dir, remove_tree
 
 
 def clear(folder: Path, pattern: str) -> None:
@@ -29,7 +28,7 @@ def write_jobs(layout: Layout, count: int, verify_command: str) -> int:
     interrupted prepare never leaves a half-written job for the next run to work.
     """
     stage = layout.base / ".jobs.staging"
-    shutil.rmtree(stage, ignore_errors=True)
+    remove_tree(stage)
     ensure_private_dir(stage)
     if count:
         memory_t = templates.resolve("memory-job")
@@ -47,6 +46,6 @@ def write_jobs(layout: Layout, count: int, verify_command: str) -> int:
             write_private(f"{folder}{sep}{count + i}.txt", text.encode("utf-8"))
         text = resource_t.format(verify_command=verify_command, resource_file=layout.resources)
         write_private(stage / f"{2 * count + 1}.txt", text.encode("utf-8"))
-    shutil.rmtree(layout.jobs, ignore_errors=True)
+    remove_tree(layout.jobs)
     os.replace(stage, layout.jobs)
     return 2 * count + 1 if count else 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from memu_core._bridge.lock import host_lock
 from memu_core._bridge.mine import Mined
 from memu_core._engine.actor import acting_as
 from memu_core._hostkit.spec import HostSpec
-from memu_core._layout import Layout, ensure_private_dir
+from memu_core._layout import Layout, ensure_private_dir, remove_tree
 from memu_core._log import get_logger
 from memu_core.errors import Unsupported, UsageError
 from memu_core.interfaces import AgenticMemoryBackend, TranscriptSource
@@ -190,7 +189,7 @@ def _prepare(
         skip = _self_skip(spec, source, layout, environ, cwd or Path.cwd(), report)
         cursor = read_json(layout.cursor, {})
         stage = layout.base / ".sessions.staging"
-        shutil.rmtree(stage, ignore_errors=True)
+        remove_tree(stage)
         ensure_private_dir(stage)
         try:
             found = scan.scan(
@@ -210,7 +209,7 @@ def _prepare(
             layout.cursor_pending.unlink(missing_ok=True)
             _place_slices(layout, stage, found.picked)
         finally:
-            shutil.rmtree(stage, ignore_errors=True)
+            remove_tree(stage)
         report.redacted = found.redacted
         report.jobs = jobs.write_jobs(layout, len(found.picked), verify_command(spec, layout))
         layout.resource_log.unlink(missing_ok=True)
