@@ -85,6 +85,41 @@ def test_pragmas_wal_foreign_keys(tmp_path: Path) -> None:
     assert sqlite3.connect(tmp_path / "p.db").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def _open_at_once(path: Path, count: int) -> tuple[list[str], list[BaseException]]:
+    """``count`` threads open ``path`` at the same instant and write a row; their modes and errors."""
+    start = threading.Barrier(count)
+    errors: list[BaseException] = []
+    modes: list[str] = []
+
+    def opener() -> None:
+        start.wait()
+        try:
+            conn = connection.connect(path)
+            # A writer beside the openers, as a commit in another thread would be.
+            conn.execute("CREATE TABLE IF NOT EXISTS t (x)")
+            conn.execute("INSERT INTO t VALUES (1)")
+            modes.append(str(conn.execute("PRAGMA journal_mode").fetchone()[0]))
+            conn.close()
+        except BaseException as exc:  # surfaced by the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=opener) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return modes, errors
+
+
+def test_many_connections_opening_a_fresh_file_at_once_all_get_wal(tmp_path: Path) -> None:
+    # Switching a fresh file to WAL needs it to itself; SQLite refused the losers of that race at
+    # once ("database is locked"), without waiting out the busy timeout.
+    for attempt in range(30):
+        modes, errors = _open_at_once(tmp_path / f"fresh-{attempt}.db", 12)
+        assert not errors, errors[0]
+        assert modes == ["wal"] * 12
+
+
 # -- urls --------------------------------------------------------------------------------------
 
 

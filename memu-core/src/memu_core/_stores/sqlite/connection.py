@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from memu_core import _layout
@@ -54,8 +55,7 @@ def connect(path: Path) -> sqlite3.Connection:
         _private_file(path)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        # WAL lets the per-turn reader run while a commit writes; it persists in the file.
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        mode = _wal(conn)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
     except (OSError, sqlite3.Error) as exc:
@@ -66,6 +66,28 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise StoreError(f"the SQLite store {str(path)!r} cannot use WAL mode (got {mode!r}); put it on a local disk")
     return conn
+
+
+def _wal(conn: sqlite3.Connection) -> str:
+    """Put the file in WAL mode (it persists in the file) and return the mode it is in.
+
+    WAL lets the per-turn reader run while a commit writes. Switching a fresh file to WAL needs
+    the file to itself, and SQLite answers "database is locked" at once, without its busy handler,
+    when another connection opening the same fresh file holds it: so a file already in WAL is left
+    alone, and the switch is tried again until the busy timeout has passed.
+    """
+    mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while mode.lower() != "wal":
+        try:
+            mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+            continue
+        break
+    return mode
 
 
 def schema_revision(conn: sqlite3.Connection) -> str | None:
