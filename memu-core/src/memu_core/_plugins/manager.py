@@ -478,11 +478,17 @@ class Plugins:
     def add_host_commands(self, spec: HostSpec, app: typer.Typer, *, third_party: bool = False) -> None:
         """Fire ``memu_register_host_commands(spec, app)`` for a host binary's app.
 
-        The host's own plugin is loaded already (its spec came from it); ``third_party`` loads
-        every other plugin too, for a verb neither memu-core nor the host adds.
+        The plugins that declare this host (its own, and any other adding verbs to it) load
+        first: a spec handed to :func:`memu_core.host.run_host` directly, as tests and embedding
+        applications do, did not come through a lookup that would have loaded them.
+        ``third_party`` loads every other plugin too, for a verb neither memu-core nor the host adds.
         """
+        from memu_core._plugins.registry import HOSTS
+
         if third_party:
             self._load_entries(lambda entry: True)
+        else:
+            self._load_entries(lambda entry: entry.may_provide(HOSTS.group, spec.id))
         calls.call_each(self._start(), "memu_register_host_commands", {"spec": spec, "app": app}, self._failed)
 
 
