@@ -25,8 +25,17 @@ def _start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str],
 
 
 def _stop(proc: subprocess.Popen[str]) -> int:
+    """Ctrl-C, then wait while draining both pipes: a child blocked writing to a full pipe that
+    nobody reads would never exit. A child still running after 30 s fails with what it wrote."""
     proc.send_signal(signal.SIGINT)
-    return proc.wait(timeout=30)
+    try:
+        proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        said = f"stdout {out[-2000:]!r}, stderr {err[-2000:]!r}"
+        raise AssertionError(f"memu ui did not stop on Ctrl-C; {said}") from None
+    return proc.returncode
 
 
 def test_memu_ui_opens_the_browser_on_its_tokened_address_and_stops_on_ctrl_c(memu_home: Path) -> None:
