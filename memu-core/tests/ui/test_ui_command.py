@@ -13,7 +13,14 @@ from pathlib import Path
 
 from memu_core._compose import local_engine
 
-MEMU = [sys.executable, "-c", "import sys; from memu_core._cli.main import main; sys.argv[0] = 'memu'; main()"]
+# Ctrl-C as a terminal delivers it: a shell without job control starts background commands with
+# SIGINT ignored, and a test run started that way would hand the ignored signal down to memu ui.
+MEMU = [
+    sys.executable,
+    "-c",
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from memu_core._cli.main import main; sys.argv[0] = 'memu'; main()",
+]
 
 
 def _start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
