@@ -16,7 +16,7 @@ distribution, so every module not found yet is looked for in each source folder)
 Every round runs, in an order that rotates, as fresh processes (wall, client CPU user + system,
 peak RSS): the floor ``python -c pass``; ``python -c "import re"`` (what pip's launcher imports
 before memu's code); the client through pip's launcher; the same client through a launcher
-without ``re`` (the one uv writes: it trims ``argv[0]`` with ``str.endswith``), written here; the
+without ``re`` (as uv's launcher is: ``argv[0]`` trimmed with ``str.endswith``), written here; the
 editable install's launcher with its bytecode cached (a private ``PYTHONPYCACHEPREFIX``) and
 with ``PYTHONDONTWRITEBYTECODE=1`` (every memu module compiled on every run). Every printed answer
 is checked (hybrid, the query's planted file among the first 5), which also proves the minimal
@@ -50,15 +50,16 @@ MAX_RUNS = 24
 """Rounds the 50 planted queries allow when each server is asked two new questions a round."""
 NO_RE_LAUNCHER = (
     "#!{python}\n"
-    "# -*- coding: utf-8 -*-\n"
     "import sys\n"
     "from memu_host_claude_code.cli import main\n"
-    'if __name__ == "__main__":\n'
-    '    if sys.argv[0].endswith("-script.pyw"):\n'
-    "        sys.argv[0] = sys.argv[0][:-11]\n"
-    '    elif sys.argv[0].endswith(".exe"):\n'
-    "        sys.argv[0] = sys.argv[0][:-4]\n"
-    "    sys.exit(main())\n"
+    "\n"
+    "# An installer's launcher without importing re: drop a Windows wrapper's suffix from argv[0].\n"
+    "name = sys.argv[0]\n"
+    "for suffix in ('-script.pyw', '.exe'):\n"
+    "    if name.endswith(suffix):\n"
+    "        sys.argv[0] = name[: -len(suffix)]\n"
+    "        break\n"
+    "sys.exit(main())\n"
 )
 
 
