@@ -11,10 +11,9 @@ write invalidates an entry; a different model is a different key (ADR 0030's ame
 
 from __future__ import annotations
 
-import threading
 from array import array
-from collections import OrderedDict
 
+from memu_core._lru import Lru
 from memu_core.types import Fingerprint
 
 SIZE = 256
@@ -25,38 +24,28 @@ class QueryVectors:
     """A thread-safe least-recently-used map of ``(embedding space, query text)`` to its vector."""
 
     def __init__(self, size: int = SIZE) -> None:
-        self._size = max(0, size)
         # array('d') holds each component exactly as the embedder returned it, in an eighth of
         # the memory a list of Python floats takes.
-        self._items: OrderedDict[tuple[Fingerprint, str], array[float]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
+        self._kept: Lru[tuple[Fingerprint, str], array[float]] = Lru(size)
+
+    @property
+    def hits(self) -> int:
         """Lookups answered from memory (counted for tests and benchmarks)."""
-        self.misses = 0
+        return self._kept.hits
+
+    @property
+    def misses(self) -> int:
         """Lookups that had to embed."""
+        return self._kept.misses
 
     def get(self, space: Fingerprint, text: str) -> list[float] | None:
         """The vector stored for ``text`` in ``space`` (now the most recent), or ``None``."""
-        key = (space, text)
-        with self._lock:
-            found = self._items.get(key)
-            if found is None:
-                self.misses += 1
-                return None
-            self._items.move_to_end(key)
-            self.hits += 1
-        return found.tolist()
+        found = self._kept.get((space, text))
+        return None if found is None else found.tolist()
 
     def put(self, space: Fingerprint, text: str, vector: list[float]) -> None:
         """Remember ``vector`` for ``text`` in ``space``, forgetting the least recent past the size."""
-        if self._size == 0:
-            return
-        stored = array("d", vector)
-        with self._lock:
-            self._items[(space, text)] = stored
-            self._items.move_to_end((space, text))
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
+        self._kept.put((space, text), array("d", vector))
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._kept)

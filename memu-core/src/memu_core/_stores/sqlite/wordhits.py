@@ -14,8 +14,8 @@ matches (ADR 0030's amendment).
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 
+from memu_core._lru import Lru
 from memu_core.types import Hit
 
 SIZE = 256
@@ -29,42 +29,38 @@ class WordHits:
     """A thread-safe least-recently-used map of word searches to their hits, for one generation."""
 
     def __init__(self, size: int = SIZE) -> None:
-        self._size = max(0, size)
         self._generation: int | None = None
         # Plain (id, score) pairs: Hit is mutable, and every caller gets objects of its own.
-        self._items: OrderedDict[Key, tuple[tuple[str, float], ...]] = OrderedDict()
+        self._kept: Lru[Key, tuple[tuple[str, float], ...]] = Lru(size)
+        # Held while the generation is compared and the map used, so an entry computed under an
+        # older generation never lands after a newer one cleared the map.
         self._lock = threading.Lock()
-        self.hits = 0
+
+    @property
+    def hits(self) -> int:
         """Searches answered from memory (counted for tests and benchmarks)."""
-        self.misses = 0
+        return self._kept.hits
+
+    @property
+    def misses(self) -> int:
         """Searches that had to run."""
+        return self._kept.misses
 
     def get(self, generation: int, key: Key) -> list[Hit] | None:
         """The hits stored for ``key`` under ``generation``, or ``None`` (a new generation drops all)."""
         with self._lock:
             if generation != self._generation:
-                self._items.clear()
+                self._kept.clear()
                 self._generation = generation
-            found = self._items.get(key)
-            if found is None:
-                self.misses += 1
-                return None
-            self._items.move_to_end(key)
-            self.hits += 1
-        return [Hit(i, score) for i, score in found]
+            found = self._kept.get(key)
+        return None if found is None else [Hit(i, score) for i, score in found]
 
     def put(self, generation: int, key: Key, hits: list[Hit]) -> None:
         """Remember ``hits`` for ``key`` if ``generation`` is still the one kept."""
-        if self._size == 0:
-            return
         pairs = tuple((h.id, h.score) for h in hits)
         with self._lock:
-            if generation != self._generation:
-                return  # computed under an older generation than the one now kept
-            self._items[key] = pairs
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
+            if generation == self._generation:  # else computed under an older generation
+                self._kept.put(key, pairs)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._kept)
