@@ -260,6 +260,26 @@ def test_a_query_loads_the_light_session_and_a_batch_the_full_one(exported: Path
     assert out.stdout.splitlines() == ["['onnx-light']", "['onnx']"], out.stderr
 
 
+def test_a_warm_server_answers_its_first_query_on_the_full_session(exported: Path, tmp_path: Path) -> None:
+    # A one-off process loads the light session for a query; a warm server prepares the full one
+    # (pre-packed weights, cheaper per query) before its first request, and never loads both.
+    code = textwrap.dedent(
+        f"""
+        import os
+        os.environ["MEMU_DB"] = {str(tmp_path / "store.sqlite3")!r}
+        from memu_core import _compose
+        from memu_embed_local import embedder as module
+        backend = _compose.serving_backend(local=True)
+        print(sorted(kind for _, kind in module._models))
+        backend.progressive_retrieve("how do we cut a release", None)
+        print(sorted(kind for _, kind in module._models))
+        """
+    )
+    env = {**_env(SHARED_MODELS), "HOME": str(tmp_path), "MEMU_EMBED_PROVIDER": "local"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.splitlines() == ["['onnx']", "['onnx']"], out.stderr
+
+
 def test_a_batch_session_uses_every_core_without_spinning_even_in_the_warm_server(
     exported: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

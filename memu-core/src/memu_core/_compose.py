@@ -246,11 +246,14 @@ def warm(backend: AgenticMemoryBackend) -> AgenticMemoryBackend:
 
     A failing warm-up is not fatal: the first real request reports the problem to its caller.
     """
-    if getattr(backend, "embedder", None) is not None:
-        try:
-            backend.progressive_retrieve("warm up", None, top_k=1)
-        except Exception as exc:  # the request that needs it will say what is wrong
-            log.debug("warm-up failed", error=f"{type(exc).__name__}: {exc}")
+    embedder = getattr(backend, "embedder", None)
+    if embedder is not None:
+        # Prepared before the warm-up query, so that query already runs on what requests will use.
+        for step in (embedder.prepare_to_serve, lambda: backend.progressive_retrieve("warm up", None, top_k=1)):
+            try:
+                step()
+            except Exception as exc:  # the request that needs it will say what is wrong
+                log.debug("warm-up failed", error=f"{type(exc).__name__}: {exc}")
     return backend
 
 

@@ -72,6 +72,15 @@ class Embedder(ABC):
         An empty input returns ``[]`` without any call. Failures raise ``EmbeddingError``.
         """
 
+    def prepare_to_serve(self) -> None:  # noqa: B027 - optional hook, nothing to prepare by default
+        """Get ready to embed one query at a time for a long time: a warm server calls this once,
+        before its first request.
+
+        The default does nothing. An embedder whose fastest per-call set-up costs more to build
+        than a one-off process should pay (the local model's pre-packed weights) builds it here.
+        Failures raise ``EmbeddingError``; the server then carries on without it.
+        """
+
 
 class MemoryStore(ABC):
     """Persistence and raw search under the local engine.

@@ -270,6 +270,14 @@ class LocalEmbedder(Embedder):
                 _models[key] = model
             return model
 
+    def prepare_to_serve(self) -> None:
+        """A warm server loads the full ONNX session at start: its pre-packed weights make each
+        query's forward pass about 30% cheaper than the light session's (which a one-off process
+        loads because pre-packing costs it more than it saves), and a commit through the server
+        needs that session anyway. The torch runtime has nothing to prepare."""
+        if self.runtime == "onnx":
+            self.onnx_model()
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One L2-normalised vector per text, in order; ``[]`` for ``[]`` without loading anything."""
         if not texts:
