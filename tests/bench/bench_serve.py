@@ -42,6 +42,8 @@ from typing import Any
 
 import _harness as h
 
+from memu_core.testing.corpus import generate_files
+
 LINES = (18, 22)
 TOP_K = 5
 """A host's ``retrieve`` asks for the engine's default, 5 segments; the planted file must be among them."""
@@ -62,7 +64,7 @@ def store(files: int) -> Path:
     from memu_core._stores.sqlite.store import SqliteStore
 
     engine = LocalEngine(SqliteStore.open(str(path)), embedder=h.StandInEmbedder.build())
-    corpus = h.generate_files(files, prefix="serve", lines=LINES)
+    corpus = generate_files(files, prefix="serve", lines=LINES)
     started = time.perf_counter()
     for start in range(0, len(corpus), 500):
         engine.commit_results(recall_files=corpus[start : start + 500])

@@ -295,7 +295,8 @@ def test_every_word_pass_scores_like_the_full_query(tmp_path: Path, monkeypatch:
     with store._read() as conn:
         matches = lexical.segment_matches(conn, ["alpha", "beta"], 2)
     assert matches[0] == '("alpha") AND ("beta")' and len(matches) == 3
-    for where, tracks in (({}, None), ({"user_id": "default"}, ["memory"])):
+    scoped: dict[str, str | list[str]] = {"user_id": "default"}
+    for where, tracks in (({}, None), (scoped, ["memory"])):
         hits = store.search_segments_lexical("alpha beta", where, tracks, 4)
         texts = [store.fetch_segments([h.id])[h.id].text for h in hits]
         assert len(hits) == 4 and all(t.startswith("alpha beta pair") for t in texts)
