@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+
+from memu_core._value import Frozen
 
 HOME_DIR = "~/.memu"
 """memu's folder, as shown to people (``~`` expanded when used)."""
@@ -344,12 +345,16 @@ def plugin_dir(name: str) -> Path:
     return home() / name
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(Frozen):
     """Paths of one host's working tree. Nothing is created until a command writes."""
 
+    # No __slots__: instances keep a __dict__, as the frozen dataclass's did.
+    _fields = ("base", "host")
     base: Path
     host: str
+
+    def __init__(self, base: Path, host: str) -> None:
+        self._init(base, host)
 
     @classmethod
     def at(cls, base: str | Path, host: str) -> Layout:

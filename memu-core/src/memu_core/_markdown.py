@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from memu_core._value import Frozen
 from memu_core.errors import UsageError
 
 FENCE = "---"
@@ -27,12 +27,16 @@ _YAML_WORDS = frozenset({"null", "~", "true", "false", "yes", "no", "on", "off",
 _RAW_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 
 
-@dataclass(frozen=True, slots=True)
-class MarkdownDoc:
+class MarkdownDoc(Frozen):
     """A parsed file: its frontmatter fields (keys lower-cased) and the body after the block."""
 
+    __slots__ = ("body", "meta")
+    _fields = ("meta", "body")
     meta: dict[str, str]
     body: str
+
+    def __init__(self, meta: dict[str, str], body: str) -> None:
+        self._init(meta, body)
 
 
 def parse(text: str, *, source: str = "the text") -> MarkdownDoc:

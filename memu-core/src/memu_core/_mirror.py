@@ -7,15 +7,18 @@ reads them back, and ``memu commit --from-dir`` reads its folder the same way.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memu_core import _markdown
+from memu_core._value import Frozen, Value
 from memu_core.names import name_problem
+
+if TYPE_CHECKING:
+    from hashlib import _Hash
 
 _UNSAFE = re.compile(r"[\s/\\:*?\"<>|\x00-\x1f\x7f]+")
 _TAG_CHARS = 10
@@ -23,14 +26,18 @@ _TAG_CHARS = 10
 _MAX_STEM_BYTES = 255 - 1 - _TAG_CHARS - 3
 
 
-@dataclass(frozen=True, slots=True)
-class RecallDoc:
+class RecallDoc(Frozen):
     """One recall file as the agent sees it."""
 
+    __slots__ = ("content", "description", "name", "track")
+    _fields = ("track", "name", "description", "content")
     track: str
     name: str
     description: str
     content: str
+
+    def __init__(self, track: str, name: str, description: str, content: str) -> None:
+        self._init(track, name, description, content)
 
     def render(self) -> str:
         """The file text: frontmatter then content (no trailing newline added)."""
@@ -38,7 +45,7 @@ class RecallDoc:
 
     def digest(self) -> str:
         """A hash of what the store would hold: trailing blank space does not count as a change."""
-        h = hashlib.sha256()
+        h = _sha256()
         # Line endings as a file read back would have them: a store holding CRLF content is
         # not an edit the next commit must send back.
         content = self.content.replace("\r\n", "\n").replace("\r", "\n").rstrip()
@@ -55,6 +62,13 @@ class RecallDoc:
             "description": self.description,
             "content": self.content,
         }
+
+
+def _sha256(data: bytes = b"") -> _Hash:
+    # hashlib loads OpenSSL (about 2.5 ms): only a run with mirrored files to digest pays it.
+    import hashlib
+
+    return hashlib.sha256(data)
 
 
 def _one_line(text: str) -> str:
@@ -80,7 +94,7 @@ def file_name(name: str) -> str:
 
 def tagged_name(name: str) -> str:
     """The readable stem plus a tag derived from the whole name: unique to ``name``."""
-    tag = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:_TAG_CHARS]
+    tag = _sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:_TAG_CHARS]
     return f"{_stem(name)}~{tag}.md"
 
 
@@ -99,16 +113,24 @@ Identity = tuple[str, str]
 """``(track, name)``: a recall file's identity in the mirror."""
 
 
-@dataclass(slots=True)
-class Placement:
+class Placement(Value):
     """Where each recall file goes in the mirror, and which ones cannot go anywhere."""
 
-    rel: dict[Identity, str] = field(default_factory=dict)
-    """``"<track>/<file>.md"`` by identity."""
-    bad: list[tuple[Identity, str]] = field(default_factory=list)
-    """Identities whose name breaks a naming rule, with the rule."""
-    clashing: list[Identity] = field(default_factory=list)
-    """Identities left out because both their file names were taken (a name held twice)."""
+    __slots__ = ("bad", "clashing", "rel")
+    _fields = ("rel", "bad", "clashing")
+
+    def __init__(
+        self,
+        rel: dict[Identity, str] | None = None,
+        bad: list[tuple[Identity, str]] | None = None,
+        clashing: list[Identity] | None = None,
+    ) -> None:
+        self.rel: dict[Identity, str] = {} if rel is None else rel
+        """``"<track>/<file>.md"`` by identity."""
+        self.bad: list[tuple[Identity, str]] = [] if bad is None else bad
+        """Identities whose name breaks a naming rule, with the rule."""
+        self.clashing: list[Identity] = [] if clashing is None else clashing
+        """Identities left out because both their file names were taken (a name held twice)."""
 
 
 def place(

@@ -37,7 +37,7 @@ def test_light_and_full_readings_agree(
     light = light_settings()
     full = load_settings()
     assert light is not None
-    for field in LightSettings.__dataclass_fields__:
+    for field in LightSettings._fields:
         assert getattr(light, field) == getattr(full, field), field
 
 

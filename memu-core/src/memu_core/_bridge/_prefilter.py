@@ -15,9 +15,9 @@ load, every record goes through the rules, as before.
 
 from __future__ import annotations
 
+import _thread
 import bisect
 import re
-import threading
 from typing import Any
 
 from memu_core._bridge import _rules
@@ -28,8 +28,9 @@ log = get_logger("memu.bridge")
 _ENGINE: Any = None
 """The compiled Hyperscan database, once :func:`load` succeeded."""
 _TRIED = False
-_LOCK = threading.Lock()
-"""A Hyperscan database scans with one scratch space: one scan at a time per process."""
+_LOCK = _thread.allocate_lock()
+"""A Hyperscan database scans with one scratch space: one scan at a time per process. (The lock
+``threading.Lock`` is, without importing :mod:`threading`: a steady ``prepare`` never scans.)"""
 
 
 def _expression(literal: bytes) -> bytes:

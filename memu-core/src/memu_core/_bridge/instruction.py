@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from memu_core._atomic import write_text
 from memu_core._bridge import templates
 from memu_core._bridge.template_text import UNVERSIONED, Candidate, Version, parse_version
+from memu_core._value import Value
 
 SKILL_NAME = "memu-retrieve"
 END_MARKER = "<!-- memu:end -->"
@@ -115,13 +115,16 @@ def strip(current: str, binary: str) -> str:
     return before + after
 
 
-@dataclass(slots=True)
-class Change:
+class Change(Value):
     """One file the command touched (or would touch)."""
 
-    path: Path
-    diff: str
-    changed: bool
+    __slots__ = ("changed", "diff", "path")
+    _fields = ("path", "diff", "changed")
+
+    def __init__(self, path: Path, diff: str, changed: bool) -> None:
+        self.path = path
+        self.diff = diff
+        self.changed = changed
 
 
 def _diff(path: Path, old: str, new: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from memu_core._bridge import _prefilter
 from memu_core._bridge.redact import Redactor
 from memu_core._layout import PRIVATE_FILE
 from memu_core._transcript_types import SessionFile
+from memu_core._value import Value
 from memu_core.errors import TranscriptReadError
 from memu_core.interfaces import TranscriptSource
 
@@ -35,20 +35,33 @@ time in three of four pairs and 84% more in the fourth (ADR 0026, second pass); 
 cores than this, one process mines."""
 
 
-@dataclass(slots=True)
-class Mined:
+class Mined(Value):
     """What reading one session produced."""
 
-    key: str
-    session: SessionFile
-    stem: str
-    entry: dict[str, Any] | None = None
-    """The session's new cursor entry (``None`` when it could not be read)."""
-    records: int = 0
-    corrupt: int = 0
-    redacted: int = 0
-    error: str = ""
-    """Why the session could not be read (``entry`` is then ``None``)."""
+    __slots__ = ("corrupt", "entry", "error", "key", "records", "redacted", "session", "stem")
+    _fields = ("key", "session", "stem", "entry", "records", "corrupt", "redacted", "error")
+
+    def __init__(
+        self,
+        key: str,
+        session: SessionFile,
+        stem: str,
+        entry: dict[str, Any] | None = None,
+        records: int = 0,
+        corrupt: int = 0,
+        redacted: int = 0,
+        error: str = "",
+    ) -> None:
+        self.key = key
+        self.session = session
+        self.stem = stem
+        self.entry = entry
+        """The session's new cursor entry (``None`` when it could not be read)."""
+        self.records = records
+        self.corrupt = corrupt
+        self.redacted = redacted
+        self.error = error
+        """Why the session could not be read (``entry`` is then ``None``)."""
 
 
 Task = tuple[str, SessionFile, "dict[str, Any] | None", str]

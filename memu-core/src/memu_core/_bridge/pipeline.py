@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from memu_core import _events as events
@@ -24,6 +23,7 @@ from memu_core._engine.actor import acting_as
 from memu_core._hostkit.spec import HostSpec
 from memu_core._layout import Layout, ensure_private_dir, remove_tree
 from memu_core._log import get_logger
+from memu_core._value import Value
 from memu_core.errors import Unsupported, UsageError
 from memu_core.interfaces import AgenticMemoryBackend, TranscriptSource
 
@@ -37,36 +37,89 @@ ordinary sessions drains in a handful of runs instead of a hundred."""
 log = get_logger("memu.bridge")
 
 
-@dataclass(slots=True)
-class PrepareReport:
+class PrepareReport(Value):
     """What ``prepare`` did, for the CLI to print."""
 
-    sessions: int = 0
-    jobs: int = 0
-    remaining: int = 0
-    redacted: int = 0
-    corrupt: int = 0
-    unreadable: int = 0
-    kept_edits: int = 0
-    skipped_names: int = 0
-    """Stored files left out of the mirror: a name that breaks the naming rules or two scopes share."""
-    skipped_self: int = 0
-    """Sessions passed over as bridging runs (memu's rule and the source's own)."""
-    run: str = ""
-    """The id of the run this prepare staged (``commit --run`` takes it)."""
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    __slots__ = (
+        "corrupt",
+        "jobs",
+        "kept_edits",
+        "notes",
+        "redacted",
+        "remaining",
+        "run",
+        "sessions",
+        "skipped_names",
+        "skipped_self",
+        "unreadable",
+        "warnings",
+    )
+    _fields = (
+        "sessions",
+        "jobs",
+        "remaining",
+        "redacted",
+        "corrupt",
+        "unreadable",
+        "kept_edits",
+        "skipped_names",
+        "skipped_self",
+        "run",
+        "notes",
+        "warnings",
+    )
+
+    def __init__(
+        self,
+        sessions: int = 0,
+        jobs: int = 0,
+        remaining: int = 0,
+        redacted: int = 0,
+        corrupt: int = 0,
+        unreadable: int = 0,
+        kept_edits: int = 0,
+        skipped_names: int = 0,
+        skipped_self: int = 0,
+        run: str = "",
+        notes: list[str] | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.jobs = jobs
+        self.remaining = remaining
+        self.redacted = redacted
+        self.corrupt = corrupt
+        self.unreadable = unreadable
+        self.kept_edits = kept_edits
+        self.skipped_names = skipped_names
+        """Stored files left out of the mirror: a name that breaks the naming rules or two scopes share."""
+        self.skipped_self = skipped_self
+        """Sessions passed over as bridging runs (memu's rule and the source's own)."""
+        self.run = run
+        """The id of the run this prepare staged (``commit --run`` takes it)."""
+        self.notes: list[str] = [] if notes is None else notes
+        self.warnings: list[str] = [] if warnings is None else warnings
 
 
-@dataclass(slots=True)
-class CommitReport:
+class CommitReport(Value):
     """What ``commit`` did, for the CLI to print."""
 
-    files: list[tuple[str, str]] = field(default_factory=list)
-    resources: int = 0
-    forgotten: list[tuple[str, str]] = field(default_factory=list)
-    promoted: bool = False
-    warnings: list[str] = field(default_factory=list)
+    __slots__ = ("files", "forgotten", "promoted", "resources", "warnings")
+    _fields = ("files", "resources", "forgotten", "promoted", "warnings")
+
+    def __init__(
+        self,
+        files: list[tuple[str, str]] | None = None,
+        resources: int = 0,
+        forgotten: list[tuple[str, str]] | None = None,
+        promoted: bool = False,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.files: list[tuple[str, str]] = [] if files is None else files
+        self.resources = resources
+        self.forgotten: list[tuple[str, str]] = [] if forgotten is None else forgotten
+        self.promoted = promoted
+        self.warnings: list[str] = [] if warnings is None else warnings
 
 
 def mirror_scope() -> dict[str, str]:

@@ -26,10 +26,10 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memu_core._atomic import write_json
+from memu_core._value import Frozen
 from memu_core.errors import LockBusy, UsageError
 
 STALE_ENV = "MEMU_RUN_STALE_AFTER"
@@ -39,10 +39,11 @@ DEFAULT_STALE = 3 * 3600.0
 scheduled task for a few hours at most."""
 
 
-@dataclass(frozen=True, slots=True)
-class RunMarker:
+class RunMarker(Frozen):
     """One prepared, not yet committed bridging run."""
 
+    __slots__ = ("jobs", "owner", "pid", "replaced", "run", "started_at")
+    _fields = ("run", "started_at", "pid", "jobs", "owner", "replaced")
     run: str
     """The run's id, printed by ``prepare`` and accepted by ``commit --run``."""
     started_at: float
@@ -51,10 +52,15 @@ class RunMarker:
     """The ``prepare`` process (long gone once the agent works; shown to people only)."""
     jobs: int
     """How many job files it wrote (0: nothing to lose by replacing it)."""
-    owner: str = ""
+    owner: str
     """The agent session that prepared it, when the host names one (``session_id_env``)."""
-    replaced: tuple[str, ...] = ()
+    replaced: tuple[str, ...]
     """Agent sessions whose runs this one dropped: their late commits are refused."""
+
+    def __init__(
+        self, run: str, started_at: float, pid: int, jobs: int, owner: str = "", replaced: tuple[str, ...] = ()
+    ) -> None:
+        self._init(run, started_at, pid, jobs, owner, replaced)
 
     def age(self, now: float | None = None) -> float:
         """Seconds since the run was prepared (never negative)."""
@@ -107,7 +113,7 @@ def read(path: Path) -> RunMarker | None:
 
 def write(path: Path, marker: RunMarker) -> None:
     """Store ``marker`` atomically (0600, as every memu file)."""
-    write_json(path, asdict(marker))
+    write_json(path, marker.as_dict())
 
 
 def owner_of(session_env: str | None, environ: Mapping[str, str]) -> str:

@@ -11,39 +11,73 @@ changed session is mined within a bounded number of runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memu_core._bridge.mine import Mined, mine_batch
 from memu_core._log import get_logger
 from memu_core._transcript_types import SessionFile
+from memu_core._value import Value
 from memu_core.interfaces import TranscriptSource
 
 log = get_logger("memu.bridge")
 
 
-@dataclass(slots=True)
-class ScanResult:
+class ScanResult(Value):
     """What one scan found. ``cursor`` is the full pending cursor (old entries + this run's)."""
 
-    picked: list[Mined] = field(default_factory=list)
-    """Sessions with new records, oldest first; their slices are staged under their ``stem``."""
-    remaining: int = 0
-    """Changed sessions left for later runs."""
-    corrupt: int = 0
-    """Lines skipped because they were not JSON objects (or were over the line limits)."""
-    corrupt_files: list[tuple[str, int]] = field(default_factory=list)
-    """``(path, lines skipped)`` for each session that had such lines."""
-    errors: list[str] = field(default_factory=list)
-    """One line per session that could not be read, naming its file."""
-    unreadable: int = 0
-    """Sessions skipped because they could not be read (they are retried next run)."""
-    skipped_self: int = 0
-    """Sessions skipped because they were bridging runs."""
-    redacted: int = 0
-    """Secret values replaced in the staged slices."""
-    cursor: dict[str, Any] = field(default_factory=dict)
+    __slots__ = (
+        "corrupt",
+        "corrupt_files",
+        "cursor",
+        "errors",
+        "picked",
+        "redacted",
+        "remaining",
+        "skipped_self",
+        "unreadable",
+    )
+    _fields = (
+        "picked",
+        "remaining",
+        "corrupt",
+        "corrupt_files",
+        "errors",
+        "unreadable",
+        "skipped_self",
+        "redacted",
+        "cursor",
+    )
+
+    def __init__(
+        self,
+        picked: list[Mined] | None = None,
+        remaining: int = 0,
+        corrupt: int = 0,
+        corrupt_files: list[tuple[str, int]] | None = None,
+        errors: list[str] | None = None,
+        unreadable: int = 0,
+        skipped_self: int = 0,
+        redacted: int = 0,
+        cursor: dict[str, Any] | None = None,
+    ) -> None:
+        self.picked: list[Mined] = [] if picked is None else picked
+        """Sessions with new records, oldest first; their slices are staged under their ``stem``."""
+        self.remaining = remaining
+        """Changed sessions left for later runs."""
+        self.corrupt = corrupt
+        """Lines skipped because they were not JSON objects (or were over the line limits)."""
+        self.corrupt_files: list[tuple[str, int]] = [] if corrupt_files is None else corrupt_files
+        """``(path, lines skipped)`` for each session that had such lines."""
+        self.errors: list[str] = [] if errors is None else errors
+        """One line per session that could not be read, naming its file."""
+        self.unreadable = unreadable
+        """Sessions skipped because they could not be read (they are retried next run)."""
+        self.skipped_self = skipped_self
+        """Sessions skipped because they were bridging runs."""
+        self.redacted = redacted
+        """Secret values replaced in the staged slices."""
+        self.cursor: dict[str, Any] = {} if cursor is None else cursor
 
 
 def _staged_size(stage: Path, stem: str) -> int:

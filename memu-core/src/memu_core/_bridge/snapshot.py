@@ -6,22 +6,25 @@ files that disappeared from the mirror into ``forget`` calls.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from memu_core._atomic import read_json, write_json
 from memu_core._layout import TRACKS
 from memu_core._mirror import RecallDoc, local_docs, read_doc
+from memu_core._value import Value
 from memu_core.names import check_name
 
 
-@dataclass(slots=True)
-class Entry:
+class Entry(Value):
     """One baseline row: the file's digest and the identity it was stored under."""
 
-    digest: str
-    track: str
-    name: str
+    __slots__ = ("digest", "name", "track")
+    _fields = ("digest", "track", "name")
+
+    def __init__(self, digest: str, track: str, name: str) -> None:
+        self.digest = digest
+        self.track = track
+        self.name = name
 
     def to_json(self) -> dict[str, str]:
         """JSON form."""
@@ -45,16 +48,24 @@ def save(path: Path, baseline: dict[str, Entry]) -> None:
     write_json(path, {rel: e.to_json() for rel, e in sorted(baseline.items())}, compact=True)
 
 
-@dataclass(slots=True)
-class Diff:
+class Diff(Value):
     """What the agent changed since the baseline."""
 
-    changed: dict[str, RecallDoc] = field(default_factory=dict)
-    """New or edited files, by relative path."""
-    forgotten: list[tuple[str, str]] = field(default_factory=list)
-    """``(track, name)`` of files deleted or renamed away in the mirror."""
-    current: dict[str, RecallDoc] = field(default_factory=dict)
-    """Every file now in the mirror (the next baseline once the commit lands)."""
+    __slots__ = ("changed", "current", "forgotten")
+    _fields = ("changed", "forgotten", "current")
+
+    def __init__(
+        self,
+        changed: dict[str, RecallDoc] | None = None,
+        forgotten: list[tuple[str, str]] | None = None,
+        current: dict[str, RecallDoc] | None = None,
+    ) -> None:
+        self.changed: dict[str, RecallDoc] = {} if changed is None else changed
+        """New or edited files, by relative path."""
+        self.forgotten: list[tuple[str, str]] = [] if forgotten is None else forgotten
+        """``(track, name)`` of files deleted or renamed away in the mirror."""
+        self.current: dict[str, RecallDoc] = {} if current is None else current
+        """Every file now in the mirror (the next baseline once the commit lands)."""
 
 
 def diff(base: Path, baseline: dict[str, Entry]) -> Diff:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from memu_core._atomic import write_text
 from memu_core._bridge import snapshot
 from memu_core._layout import PRIVATE_FILE, TRACKS, Layout, ensure_private_dir
 from memu_core._mirror import RecallDoc, local_docs, place, read_doc
+from memu_core._value import Value
 from memu_core.interfaces import AgenticMemoryBackend
 from memu_core.names import show
 
@@ -39,19 +39,30 @@ def store_docs(backend: AgenticMemoryBackend, where: Mapping[str, Any] | None = 
             return
 
 
-@dataclass(slots=True)
-class SyncResult:
+class SyncResult(Value):
     """What mirroring did: the new baseline, the edits kept, and the names left out."""
 
-    baseline: dict[str, snapshot.Entry]
-    kept: int = 0
-    listed: int = 0
-    """How many files the store listed (in the mirrored scope)."""
-    skipped: list[str] = field(default_factory=list)
-    """One warning per stored name the mirror cannot hold, naming it and the fix."""
-    settled: bool = False
-    """Mirroring changed nothing: the tree already matched the listing and the baseline, no edit
-    was kept and no name skipped. Run again over the same store, it would change nothing again."""
+    __slots__ = ("baseline", "kept", "listed", "settled", "skipped")
+    _fields = ("baseline", "kept", "listed", "skipped", "settled")
+
+    def __init__(
+        self,
+        baseline: dict[str, snapshot.Entry],
+        kept: int = 0,
+        listed: int = 0,
+        skipped: list[str] | None = None,
+        settled: bool = False,
+    ) -> None:
+        self.baseline = baseline
+        self.kept = kept
+        self.listed = listed
+        """How many files the store listed (in the mirrored scope)."""
+        self.skipped: list[str] = [] if skipped is None else skipped
+        """One warning per stored name the mirror cannot hold, naming it and the fix."""
+        self.settled = settled
+        """Mirroring changed nothing: the tree already matched the listing and the baseline, no
+        edit was kept and no name skipped. Run again over the same store, it would change nothing
+        again."""
 
 
 def sync(layout: Layout, backend: AgenticMemoryBackend, where: Mapping[str, Any] | None = None) -> SyncResult:

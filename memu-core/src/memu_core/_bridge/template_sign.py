@@ -13,8 +13,6 @@ made, and it comes with ``pip install 'memu-core[signing]'``.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from typing import Any
 
@@ -38,6 +36,11 @@ def _ed25519() -> Any:
 
 
 def _b64(text: str, size: int, what: str) -> bytes:
+    # base64 (with struct and binascii) only when a key is read: a run without keys, the
+    # scheduled prepare, never needs it.
+    import base64
+    import binascii
+
     try:
         raw = base64.b64decode(text.strip(), validate=True)
     except (binascii.Error, ValueError):
@@ -45,6 +48,12 @@ def _b64(text: str, size: int, what: str) -> bytes:
     if len(raw) != size:
         raise SignatureProblem(f"{what} {text.strip()[:16]!r}… is not {size} bytes in base64")
     return raw
+
+
+def _text(raw: bytes) -> str:
+    import base64
+
+    return base64.b64encode(raw).decode()
 
 
 def configured_keys() -> list[bytes]:
@@ -84,14 +93,14 @@ def keygen() -> tuple[str, str]:
         serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
     )
     raw_public = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return base64.b64encode(raw_private).decode(), base64.b64encode(raw_public).decode()
+    return _text(raw_private), _text(raw_public)
 
 
 def sign(data: bytes, private_key: str) -> str:
     """The base64 signature of ``data`` by ``private_key`` (base64 of the raw 32 bytes)."""
     ed25519 = _ed25519()
     key = ed25519.Ed25519PrivateKey.from_private_bytes(_b64(private_key, 32, "private key"))
-    return base64.b64encode(key.sign(data)).decode()
+    return _text(key.sign(data))
 
 
 def public_of(private_key: str) -> str:
@@ -101,7 +110,7 @@ def public_of(private_key: str) -> str:
 
     key = ed25519.Ed25519PrivateKey.from_private_bytes(_b64(private_key, 32, "private key"))
     raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return base64.b64encode(raw).decode()
+    return _text(raw)
 
 
 __all__ = ["KEYS_ENV", "SIG_SUFFIX", "SignatureProblem", "configured_keys", "keygen", "public_of", "sign", "verify"]

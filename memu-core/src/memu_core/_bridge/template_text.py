@@ -17,7 +17,8 @@ Names: the job templates ``memory-job``, ``skill-job``, ``resource-job`` and the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from memu_core._value import Frozen
 
 Version = tuple[int, ...]
 
@@ -59,15 +60,19 @@ _GUIDE_NAME = re.compile(r"docs/(?P<host>[a-z0-9][a-z0-9_-]*)/(?P<file>[A-Z_]+\.
 _TOKEN = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(Frozen):
     """One valid answer for a template: where it came from, its version, and its text."""
 
+    __slots__ = ("body", "name", "source", "version")
+    _fields = ("name", "source", "version", "body")
     name: str
     source: str
     version: Version
     body: str
     """The text to use (the header removed)."""
+
+    def __init__(self, name: str, source: str, version: Version, body: str) -> None:
+        self._init(name, source, version, body)
 
     @property
     def version_text(self) -> str:

@@ -9,16 +9,34 @@ which also produces the proper error. A test keeps both readings equal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from memu_core._config import resolve
 from memu_core._config.dsn import normalise_db
+from memu_core._value import Frozen
 
 
-@dataclass(frozen=True, slots=True)
-class LightSettings:
+class LightSettings(Frozen):
     """The fields of :class:`~memu_core.settings.Settings` the local read path uses."""
 
+    __slots__ = (
+        "agent_id",
+        "db",
+        "embed_model",
+        "embed_provider",
+        "history_keep",
+        "llm_provider",
+        "memory_mode",
+        "user_id",
+    )
+    _fields = (
+        "db",
+        "memory_mode",
+        "embed_provider",
+        "llm_provider",
+        "embed_model",
+        "user_id",
+        "agent_id",
+        "history_keep",
+    )
     db: str
     memory_mode: str
     embed_provider: str | None
@@ -27,6 +45,19 @@ class LightSettings:
     user_id: str
     agent_id: str
     history_keep: int
+
+    def __init__(
+        self,
+        db: str,
+        memory_mode: str,
+        embed_provider: str | None,
+        llm_provider: str | None,
+        embed_model: str | None,
+        user_id: str,
+        agent_id: str,
+        history_keep: int,
+    ) -> None:
+        self._init(db, memory_mode, embed_provider, llm_provider, embed_model, user_id, agent_id, history_keep)
 
 
 def light_settings() -> LightSettings | None:

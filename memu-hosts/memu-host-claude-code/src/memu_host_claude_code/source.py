@@ -8,7 +8,6 @@ lines are reshaped into Claude Code's record dialect before classification.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sys
@@ -214,6 +213,8 @@ class CoworkSource(TranscriptSource):
 
     def key(self, path: Path) -> str:
         """``cowork/<12 hex of the root>/<path under the root>``: stable, unique across roots."""
+        import hashlib  # OpenSSL's load (about 2.5 ms) only for Cowork sessions, not every prepare
+
         root = self._root_of(path) or self.default_root()
         digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:12]
         return f"cowork/{digest}/{path.relative_to(root).as_posix()}"

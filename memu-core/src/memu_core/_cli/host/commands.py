@@ -80,11 +80,9 @@ def _flush_events() -> None:
 
 def _print_prepare(spec: HostSpec, layout: Any, report: PrepareReport, as_json: bool) -> None:
     if as_json:
-        from dataclasses import asdict
-
         from memu_core._retrieve_output import render
 
-        _say(render({**asdict(report), "jobs_dir": str(layout.jobs)}))
+        _say(render({**report.as_dict(), "jobs_dir": str(layout.jobs)}))
         return
     for w in report.warnings:
         _warn(f"warning: {w}")
