@@ -180,6 +180,22 @@ def _parent_index(seg: Mapping[str, Any], files: list[Mapping[str, Any]]) -> int
     return None
 
 
+_ITEM_INDENT = 4
+"""Spaces before each line of an item in a top-level list, as :func:`render` prints it."""
+
+
+def list_item_bytes(item: Any, *, first: bool) -> int:
+    """How many bytes appending ``item`` to one of a rendered answer's top-level lists adds to
+    :func:`render`'s output: the item's own lines, each indented, and the separator (``[]`` opens
+    into lines for the ``first`` item, a comma joins the others). Lets :func:`fit` count the
+    answer's size as it grows instead of printing the whole answer again for every item."""
+    text = json.dumps(item, indent=2, ensure_ascii=False, default=str)
+    lines = text.count("\n") + 1
+    # "[]" becomes "[\n    ITEM\n  ]" (4 more bytes besides the item); "…\n  ]" becomes
+    # "…,\n    ITEM\n  ]" (2 more).
+    return len(text.encode()) + _ITEM_INDENT * lines + (4 if first else 2)
+
+
 def fit(doc: Mapping[str, Any], max_bytes: int) -> dict[str, Any]:
     """``doc`` (shaped for an agent, or the engine's raw answer) within ``max_bytes`` of printed
     JSON (``0`` = no budget; the other top-level keys kept).
@@ -200,16 +216,16 @@ def fit(doc: Mapping[str, Any], max_bytes: int) -> dict[str, Any]:
     limit = max_bytes - _NOTE_RESERVE
     taken_files: dict[int, int] = {}  # index in ``files`` -> its position in out["files"]
     texts: dict[int, list[str]] = {}
-
-    def fits() -> bool:
-        return len(render(out).encode()) <= limit
+    size = len(render(out).encode())  # kept equal to the printed size as items are added
 
     def add(layer: str, item: Any) -> bool:
+        nonlocal size
+        grown = size + list_item_bytes(item, first=not out[layer])
+        if grown > limit:
+            return False
         out[layer].append(item)
-        if fits():
-            return True
-        out[layer].pop()
-        return False
+        size = grown
+        return True
 
     def inline(index: int) -> bool:
         return "path" not in files[index] and isinstance(files[index].get("content"), str)

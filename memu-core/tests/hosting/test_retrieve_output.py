@@ -7,7 +7,10 @@ import subprocess
 import sys
 from typing import Any
 
-from memu_core._retrieve_output import render, shape_for_agent
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memu_core._retrieve_output import fit, list_item_bytes, render, shape_for_agent
 
 RESULT: dict[str, Any] = {
     "segments": [
@@ -101,3 +104,42 @@ def test_host_plugin_registration_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=40),  # quotes, backslashes, newlines, control and non-ASCII characters
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+_ITEMS = st.dictionaries(st.text(max_size=10), _VALUES, max_size=5)
+
+
+@given(
+    extra=st.dictionaries(st.sampled_from(["mode", "embedder", "omitted"]), _VALUES, max_size=2),
+    appends=st.lists(st.tuples(st.sampled_from(["segments", "files", "resources"]), _ITEMS), max_size=12),
+)
+@settings(max_examples=300, deadline=None)
+def test_counted_item_bytes_are_what_render_prints(extra: dict[str, Any], appends: list[tuple[str, Any]]) -> None:
+    # fit() counts the answer's size item by item instead of printing it again each time; the
+    # count must be exactly what render() prints, or an answer could overrun its budget.
+    doc: dict[str, Any] = {"segments": [], "files": [], "resources": [], **extra}
+    size = len(render(doc).encode())
+    for layer, item in appends:
+        size += list_item_bytes(item, first=not doc[layer])
+        doc[layer].append(item)
+        assert size == len(render(doc).encode())
+
+
+@given(st.lists(_ITEMS, max_size=15), st.lists(_ITEMS, max_size=6), st.integers(0, 4000))
+@settings(max_examples=200, deadline=None)
+def test_a_fitted_answer_stays_within_its_budget(segments: list[Any], resources: list[Any], max_bytes: int) -> None:
+    out = fit({"segments": segments, "files": [], "resources": resources, "mode": "hybrid"}, max_bytes)
+    if max_bytes:
+        assert len(render(out).encode()) <= max_bytes or not (out["segments"] or out["resources"])
