@@ -186,4 +186,16 @@ def run_host(spec: HostSpec | str, argv: list[str] | None = None) -> int:
             return code
     from memu_core._cli.host.app import run_host as run
 
-    return run(spec, argv)
+    code = run(spec, argv)
+    if isinstance(spec, str) and argv is None:
+        # The console script's process ends right after this, and the interpreter's exit runs
+        # full collections over every object the imports and the command made (several ms of a
+        # scheduled prepare). Frozen, the collector skips them: the exit still runs the atexit
+        # hooks, flushes the streams and frees what the modules held; only objects caught in
+        # reference cycles are left to the OS with the rest of the process. memu closes every
+        # file it writes before a command returns. A program calling this in-process (argv
+        # given, or a spec) keeps its collector as it was.
+        import gc
+
+        gc.freeze()
+    return code
