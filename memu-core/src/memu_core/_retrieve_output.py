@@ -125,8 +125,6 @@ CONTEXT_LINES = 1
 """Lines kept on each side of a matching line when a file's text has to be inline."""
 GAP = "…"
 """Stands for the lines a trimmed file's text leaves out."""
-_NOTE_RESERVE = 120
-"""Bytes kept free for the ``omitted`` counts."""
 
 
 def budget(explicit: int | None = None) -> int:
@@ -196,6 +194,15 @@ def list_item_bytes(item: Any, *, first: bool) -> int:
     return len(text.encode()) + _ITEM_INDENT * lines + (4 if first else 2)
 
 
+def _omitted_note_bytes(segments: int, files: int, resources: int) -> int:
+    """The most the ``omitted`` counts can add to the printed answer: every layer that has items
+    left out with all of them (what :func:`fit` keeps free, no more)."""
+    counts = {k: n for k, n in (("segments", segments), ("files", files), ("resources", resources)) if n}
+    if not counts:
+        return 0
+    return len(render({"segments": [], "omitted": counts}).encode()) - len(render({"segments": []}).encode())
+
+
 def fit(doc: Mapping[str, Any], max_bytes: int) -> dict[str, Any]:
     """``doc`` (shaped for an agent, or the engine's raw answer) within ``max_bytes`` of printed
     JSON (``0`` = no budget; the other top-level keys kept).
@@ -213,7 +220,7 @@ def fit(doc: Mapping[str, Any], max_bytes: int) -> dict[str, Any]:
     resources = list(doc.get("resources") or [])
     out: dict[str, Any] = {"segments": [], "files": [], "resources": []}
     out.update((k, v) for k, v in doc.items() if k not in out)
-    limit = max_bytes - _NOTE_RESERVE
+    limit = max_bytes - _omitted_note_bytes(len(segments), len(files), len(resources))
     taken_files: dict[int, int] = {}  # index in ``files`` -> its position in out["files"]
     texts: dict[int, list[str]] = {}
     size = len(render(out).encode())  # kept equal to the printed size as items are added
