@@ -1,6 +1,7 @@
-"""A host binary run as its console script freezes what its command made before the interpreter
-exits (the exit's collections then skip it); a program calling ``run_host`` in-process keeps its
-collector as it was (ADR 0026's fourth amendment)."""
+"""A host binary run as its console script starts up without the cycle collector, runs its command
+with it, and freezes what it made before the interpreter exits (the exit's collections then skip
+it); a program calling ``run_host`` in-process keeps its collector as it was (ADR 0026's fourth
+amendment)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ from memu_core.host import run_host
 
 PROBE = """
 import gc, sys
+from memu_core._cli import shell
+
+def dispatch(*args, **kwargs):  # the command sees the collector on, start-up objects frozen
+    print("DURING", gc.isenabled(), gc.get_freeze_count(), file=sys.stderr)
+    return real_dispatch(*args, **kwargs)
+
+real_dispatch, shell._dispatch = shell._dispatch, dispatch
 sys.argv = ["memu-codex", "docs", "install"]
 from memu_host_codex.cli import main
 try:
@@ -32,12 +40,14 @@ def test_the_console_script_form_freezes_before_exit(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip()  # the guide was printed before the freeze
+    during = next(line for line in out.stderr.splitlines() if line.startswith("DURING")).split()
+    assert during[1] == "True" and int(during[2]) > 1000, during
     frozen = next(line for line in out.stderr.splitlines() if line.startswith("FROZEN"))
-    assert int(frozen.split()[1]) > 1000, frozen
+    assert int(frozen.split()[1]) > int(during[2]), frozen
 
 
 def test_an_in_process_call_leaves_the_collector_alone(memu_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = gc.get_freeze_count()
     assert run_host("codex", ["docs", "install"]) == 0
     assert capsys.readouterr().out.strip()
-    assert gc.get_freeze_count() == before
+    assert gc.get_freeze_count() == before and gc.isenabled()

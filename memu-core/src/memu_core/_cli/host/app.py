@@ -12,7 +12,7 @@ imported when the app is built, and each command imports what it needs when it r
 # at definition time.
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -224,12 +224,15 @@ def _report_removal(changes: list[Any], path: str) -> None:
         _say(f"{path}: no managed block to remove")
 
 
-def run_host(host: HostSpec | str, argv: list[str] | None = None) -> int:
+def run_host(
+    host: HostSpec | str, argv: list[str] | None = None, *, started: Callable[[], None] | None = None
+) -> int:
     """Run a host's binary in the CLI shell and return its exit code.
 
     ``host`` is the host id its console script passes (the spec comes from the plugins'
     ``memu_register_hosts``; the binary's own plugin answers without loading the others) or,
-    as before, the spec itself.
+    as before, the spec itself. ``started`` is called once the binary's start-up (the host's
+    lookup) is over, right before the shell runs the command.
     """
     from memu_core._cli.host.commands import fast
     from memu_core._cli.shell import Binary, handled, run, split_verbose, utf8_streams
@@ -255,4 +258,6 @@ def run_host(host: HostSpec | str, argv: list[str] | None = None) -> int:
         host=spec.id,
         session_env=spec.session_id_env,
     )
+    if started is not None:
+        started()
     return run(binary, argv)
