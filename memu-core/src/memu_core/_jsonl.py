@@ -9,6 +9,7 @@ logs) prune folders and files with :func:`jsonl_files` instead. Host plugins rea
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -98,8 +99,13 @@ MAX_LINE_CHARS = 32 * 1024 * 1024
 """Longest session line read (characters): a record larger than this is not a conversation turn,
 and would cost its size several times over in the slices and the redactor."""
 
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
-"""A JSON string (skipped whole, brackets inside it do not nest) or one bracket."""
+
+
+@functools.cache
+def _token() -> re.Pattern[str]:
+    """A JSON string (skipped whole, brackets inside it do not nest) or one bracket; compiled on
+    first use (only a line with many brackets needs it, not every process reading sessions)."""
+    return re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
 class LineRejected(ValueError):
@@ -111,7 +117,7 @@ def too_deep(line: str, limit: int = MAX_DEPTH) -> bool:
     if line.count("[") + line.count("{") <= limit:
         return False  # the common case: not even that many brackets in the whole line
     depth = 0
-    for match in _TOKEN.finditer(line):
+    for match in _token().finditer(line):
         char = match.group()[0]
         if char in "[{":
             depth += 1

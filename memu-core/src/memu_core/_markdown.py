@@ -9,6 +9,7 @@ which YAML also reads as a double-quoted string; single-quoted YAML values are r
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -24,7 +25,12 @@ _YAML_INDICATORS = tuple("-?:,[]{}#&*!|>'\"%@`")
 # Plain scalars a YAML 1.1 reader takes as something else: null and booleans, and the bare ``=``
 # (the value key) and ``<<`` (the merge key), which PyYAML's safe loader refuses outright.
 _YAML_WORDS = frozenset({"null", "~", "true", "false", "yes", "no", "on", "off", "=", "<<"})
-_RAW_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
+
+
+@functools.cache
+def _raw_in_json() -> re.Pattern[str]:
+    # Compiled on first use: reading a file never needs it, and a steady prepare writes none.
+    return re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 
 
 class MarkdownDoc(Frozen):
@@ -90,7 +96,7 @@ def quote(value: str) -> str:
         return value
     # JSON leaves DEL, C1 controls, Unicode line separators and non-characters raw; YAML readers refuse or split
     # on them, so they are escaped too (json.loads reads the escapes back).
-    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
+    return _raw_in_json().sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _plain(value: str) -> bool:

@@ -7,6 +7,7 @@ reads them back, and ``memu commit --from-dir`` reads its folder the same way.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -20,7 +21,6 @@ from memu_core.names import name_problem
 if TYPE_CHECKING:
     from hashlib import _Hash
 
-_UNSAFE = re.compile(r"[\s/\\:*?\"<>|\x00-\x1f\x7f]+")
 _TAG_CHARS = 10
 # 255 bytes per file name on every common file system, less "~" + the tag + ".md".
 _MAX_STEM_BYTES = 255 - 1 - _TAG_CHARS - 3
@@ -64,6 +64,12 @@ class RecallDoc(Frozen):
         }
 
 
+@functools.cache
+def _unsafe() -> re.Pattern[str]:
+    # Compiled on first use: a steady prepare whose store did not change names no file.
+    return re.compile(r"[\s/\\:*?\"<>|\x00-\x1f\x7f]+")
+
+
 def _sha256(data: bytes = b"") -> _Hash:
     # hashlib loads OpenSSL (about 2.5 ms): only a run with mirrored files to digest pays it.
     import hashlib
@@ -76,7 +82,7 @@ def _one_line(text: str) -> str:
 
 
 def _stem(name: str) -> str:
-    stem = _UNSAFE.sub("-", name.strip()).strip("-.") or "untitled"
+    stem = _unsafe().sub("-", name.strip()).strip("-.") or "untitled"
     # Whole characters only, so the file name stays valid UTF-8 within the file system's limit.
     while len(stem.encode("utf-8")) > _MAX_STEM_BYTES:
         stem = stem[:-1]

@@ -5,6 +5,7 @@ Stdlib only, so ``config show`` and the identity guard can use it without import
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -15,8 +16,6 @@ SQLITE_PREFIXES = ("sqlite:",)
 POSTGRES_PREFIXES = ("postgres://", "postgresql://", "postgresql+psycopg://")
 
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-# Query parameters that carry a credential in libpq-style DSNs.
-_SECRET_PARAM_RE = re.compile(r"([?&](?:ssl)?password=)[^&#]*", re.IGNORECASE)
 
 
 def normalise_db(value: str) -> str:
@@ -49,6 +48,13 @@ def _absolute(path: str) -> str:
     return os.path.abspath(os.path.expanduser(path))
 
 
+@functools.cache
+def _secret_param() -> re.Pattern[str]:
+    """Query parameters that carry a credential in libpq-style DSNs (compiled on first use: only
+    showing a DSN needs it)."""
+    return re.compile(r"([?&](?:ssl)?password=)[^&#]*", re.IGNORECASE)
+
+
 def redact_dsn(url: str) -> str:
     """Hide the password of a DSN: ``postgresql://u:pw@h/db`` becomes ``postgresql://u:***@h/db``.
 
@@ -67,5 +73,5 @@ def redact_dsn(url: str) -> str:
         # A "/" before the colon means the "@" sits in the path, not after a password.
         if sep and "/" not in user:
             rest = f"{user}:***{rest[at:]}"
-    rest = _SECRET_PARAM_RE.sub(r"\1***", rest)
+    rest = _secret_param().sub(r"\1***", rest)
     return f"{scheme}://{rest}"
