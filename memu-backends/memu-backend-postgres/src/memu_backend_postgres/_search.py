@@ -73,10 +73,10 @@ def lexical(
     if not stored:
         return []
     params.update(limit=limit)
-    sql = _lexical_sql(kind, snap, stored, filters)
     hits: list[Hit] = []
     for rule in candidate_rules(terms, df, BUDGET, typed):
         params["tsq"] = _tsquery(rule, df)
+        sql = _lexical_sql(kind, snap, stored, filters, _singles(kind, snap, rule, stored))
         rows = conn.execute(sql, params).all()
         if not snap.matches(rows[0].generation, rows[0].n_rows, rows[0].n_tokens):
             if known is not None:
@@ -97,14 +97,15 @@ def read_stats(conn: Any, kind: Literal["s", "r"], terms: list[str]) -> Snapshot
     row = conn.execute(
         sa.text(
             f"SELECT m.generation, m.{rows_col} AS n_rows, m.{tokens_col} AS n_tokens, "
-            "(SELECT coalesce(jsonb_object_agg(term, df), '{}'::jsonb) FROM memu_terms "
+            "(SELECT coalesce(jsonb_object_agg(term, jsonb_build_array(df, tfmax)), '{}'::jsonb) FROM memu_terms "
             "WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))) AS df FROM memu_meta m WHERE m.id = 1"
         ),
         {"kind": kind, "terms": terms},
     ).one()
     df = {term: 0 for term in terms}
-    df.update((term, int(count)) for term, count in row.df.items())
-    return Snapshot(int(row.generation), int(row.n_rows), int(row.n_tokens), df)
+    df.update((term, int(count)) for term, (count, _) in row.df.items())
+    tfmax = {term: float(top) for term, (_, top) in row.df.items()}
+    return Snapshot(int(row.generation), int(row.n_rows), int(row.n_tokens), df, tfmax)
 
 
 def _idf(snap: Snapshot) -> dict[str, float]:
@@ -113,9 +114,21 @@ def _idf(snap: Snapshot) -> dict[str, float]:
     return {t: max(math.log((n - d + 0.5) / (d + 0.5)), 1e-6) for t, d in snap.df.items()}
 
 
-def _lexical_sql(kind: Literal["s", "r"], snap: Snapshot, stored: list[tuple[str, float]], filters: str) -> Any:
+def _lexical_sql(
+    kind: Literal["s", "r"],
+    snap: Snapshot,
+    stored: list[tuple[str, float]],
+    filters: str,
+    singles: list[tuple[str, float]] | None = None,
+) -> Any:
     """The scoring statement: BM25 of every stored term over the candidates of ``:tsq``, with the
-    counters of ``memu_meta`` it saw (one row of them and no hit when nothing matches)."""
+    counters of ``memu_meta`` it saw (one row of them and no hit when nothing matches).
+
+    With ``singles`` (:func:`_singles`) the candidates are scored in two parts, so that rows
+    which cannot reach the limit are never read (ADR 0033, amendment): first the candidates
+    holding two or more of the stored terms; then, of the candidates holding exactly one, only
+    those whose term could still beat the worst of the first part's best ``:limit`` rows.
+    """
     import sqlalchemy as sa
 
     table, rows_col, tokens_col = _TABLES[kind]
@@ -133,28 +146,104 @@ def _lexical_sql(kind: Literal["s", "r"], snap: Snapshot, stored: list[tuple[str
         quoted = term.replace("'", "''")
         freqs.append(f"coalesce((x.tf ->> '{quoted}')::float8, 0) AS f{i}")
         parts.append(f"{weight!r}::float8 * f{i} * {k1 + 1!r}::float8 / (f{i} + k)")
-    # The inner query reads each candidate's term frequencies once (OFFSET 0 keeps the planner
-    # from inlining them into every reference, which doubled the JSON lookups, the main cost).
-    # The outer join returns memu_meta's counters from the same snapshot as the hits, so the
-    # caller can tell whether the statistics it scored with are the ones this snapshot holds.
-    return sa.text(f"""
-        SELECT m.generation, m.{rows_col} AS n_rows, m.{tokens_col} AS n_tokens, h.id, h.score
-        FROM memu_meta m LEFT JOIN LATERAL (
+
+    def ranked(where: str) -> str:
+        # The inner query reads each candidate's term frequencies once (OFFSET 0 keeps the
+        # planner from inlining them into every reference, which doubled the JSON lookups).
+        return f"""
             SELECT id, {" + ".join(parts)} AS score
             FROM (
                 SELECT x.id, {k1!r}::float8 * ({1 - b!r}::float8
                        + {b!r}::float8 * (x.ntokens + {int(extra)}) / {avgdl!r}::float8) AS k,
                        {", ".join(freqs)}
                 FROM {table} x
-                WHERE x.tsv @@ CAST(:tsq AS tsquery){filters}
+                WHERE {where}{filters}
                 OFFSET 0
             ) c
             ORDER BY score DESC, id
-            LIMIT :limit
+            LIMIT :limit"""
+
+    if singles:
+        best = _split_sql(ranked, [term for term, _ in stored], singles)
+    else:
+        best = ranked("x.tsv @@ CAST(:tsq AS tsquery)")
+    # The outer join returns memu_meta's counters from the same snapshot as the hits, so the
+    # caller can tell whether the statistics it scored with are the ones this snapshot holds.
+    return sa.text(f"""
+        SELECT m.generation, m.{rows_col} AS n_rows, m.{tokens_col} AS n_tokens, h.id, h.score
+        FROM memu_meta m LEFT JOIN LATERAL ({best}
         ) h ON true
         WHERE m.id = 1
         ORDER BY h.score DESC, h.id
     """)
+
+
+def _singles(
+    kind: Literal["s", "r"], snap: Snapshot, rule: CandidateRule, stored: list[tuple[str, float]]
+) -> list[tuple[str, float]]:
+    """For a rule whose candidates may hold a single stored term (an OR of required terms):
+    each such term with the highest score a row holding only it can reach; else nothing.
+
+    A row's BM25 part for one term is ``idf * f * (k1 + 1) / (f + k)``: it grows with the
+    term's weighted frequency ``f``, at most the term's ``tfmax``, and falls as the row's
+    ``k`` grows with its length, at least one word. Without a known ``tfmax`` the part is
+    still below ``idf * (k1 + 1)``. Rules that AND two groups have no rows of one term.
+    """
+    if rule.also or rule.each or len(stored) < 2:
+        return []
+    weight = dict(stored)
+    k1, b = _lexical.BM25_K1, _lexical.BM25_B
+    extra = _lexical.EXTRA_TOKENS[kind]
+    avgdl = (snap.n_tokens + extra * snap.n_rows) / snap.n_rows
+    shortest = k1 * (1 - b + b * (1 + extra) / avgdl)
+    out = []
+    for term in rule.required:
+        if snap.df.get(term, 0) <= 0 or term not in weight:
+            continue
+        top = snap.tfmax.get(term, 0.0)
+        ceiling = weight[term] * (k1 + 1) * (top / (top + shortest) if top > 0 else 1.0)
+        # A margin far above float rounding, far below any gap between two real scores.
+        out.append((term, ceiling * (1 + 1e-6)))
+    return out
+
+
+def _split_sql(ranked: Any, terms: list[str], singles: list[tuple[str, float]]) -> str:
+    """The best ``:limit`` candidates of ``:tsq`` in two parts (see :func:`_lexical_sql`).
+
+    ``multi``: candidates holding two or more of ``terms``, ranked. ``cut``: the score of the
+    last of them when there are ``:limit``, the score every answer must reach. ``single``:
+    candidates holding exactly one of ``terms``, limited in the index to the terms whose bound
+    reaches the cut (all of them when there is no cut). A row left out scores below ``limit``
+    rows of ``multi``, so the best ``:limit`` of both parts are the best of all candidates.
+    """
+    # tsquery literals spliced as SQL strings: terms are letters and digits only, so doubling
+    # the quotes around them is all the escaping they need.
+    required = [f"''{t}''" for t, _ in singles]
+    others = [f"''{t}''" for t in terms if t not in dict(singles)]
+    # Every candidate holds a required term, so one holding two or more terms holds two
+    # required ones or any other term. Written that way the index evaluates a short OR instead
+    # of every pair of terms (which cost more than the rows it saved).
+    pairs = [f"({a} & ({' | '.join(required[i + 1 :])}))" for i, a in enumerate(required[:-1])]
+    two = " | ".join(pairs + others)
+    bounds = ", ".join(f"('''{t}''', {ub!r}::float8)" for t, ub in singles)
+    # The InitPlan builds the single-term part's query from the cut; NULL (no term can reach
+    # it) makes the index scan return nothing without reading a posting list.
+    allowed = (
+        "(SELECT CAST(string_agg(v.q, ' | ') AS tsquery) FROM (VALUES "
+        f"{bounds}) v(q, ub), cut WHERE cut.theta IS NULL OR v.ub >= cut.theta)"
+    )
+    single = f"x.tsv @@ (CAST(:tsq AS tsquery) && !!'{two}'::tsquery) AND x.tsv @@ {allowed}"
+    return f"""
+            WITH multi AS ({ranked(f"x.tsv @@ (CAST(:tsq AS tsquery) && '{two}'::tsquery)")}
+            ), cut AS (
+                SELECT CASE WHEN count(*) >= :limit THEN min(score) END AS theta FROM multi
+            )
+            SELECT id, score FROM multi
+            UNION ALL
+            SELECT id, score FROM ({ranked(single)}
+            ) single
+            ORDER BY score DESC, id
+            LIMIT :limit"""
 
 
 def _tsquery(rule: CandidateRule, df: dict[str, int]) -> str:

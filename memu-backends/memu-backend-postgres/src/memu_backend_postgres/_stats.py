@@ -3,7 +3,10 @@
 BM25 needs, per kind (segments ``s``, resources ``r``): the row count, the total token count and
 each term's document frequency. FTS5 keeps these in its own shadow tables; here they live in
 ``memu_meta`` and ``memu_terms`` and move with every write, so a search reads three small
-numbers per term instead of counting over the corpus.
+numbers per term instead of counting over the corpus. Beside the frequency each term keeps
+``tfmax``, the highest weighted frequency any row written has had for it (it only grows, so it
+stays an upper bound after deletes): the bound lexical search uses to leave unread the rows
+that cannot reach its answer (ADR 0033).
 
 A write collects its changes in a :class:`Delta` (from the term-frequency maps it already holds:
 the rows it writes and the old rows it read) and applies them in two statements at the very end
@@ -16,7 +19,7 @@ the whole write (ADR 0028).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -32,11 +35,15 @@ class Delta:
     df: Counter[tuple[str, str]] = field(default_factory=Counter)
     rows: Counter[str] = field(default_factory=Counter)
     tokens: Counter[str] = field(default_factory=Counter)
+    tfmax: dict[tuple[str, str], float] = field(default_factory=dict)
 
-    def add(self, kind: Kind, terms: Iterable[str], ntokens: int, sign: int) -> None:
-        """Count one row of ``kind`` in (``sign`` 1) or out (``-1``) with its distinct ``terms``."""
-        for term in terms:
+    def add(self, kind: Kind, tf: Mapping[str, float], ntokens: int, sign: int) -> None:
+        """Count one row of ``kind`` in (``sign`` 1) or out (``-1``) with its term-frequency map."""
+        for term, freq in tf.items():
             self.df[(kind, term)] += sign
+            if sign > 0:
+                key = (kind, term)
+                self.tfmax[key] = max(self.tfmax.get(key, 0.0), float(freq))
         self.rows[kind] += sign
         self.tokens[kind] += sign * ntokens
 
@@ -44,19 +51,22 @@ class Delta:
         """Apply the counts and bump the generation (hot rows last, terms in sorted order)."""
         import sqlalchemy as sa
 
-        changed = sorted((key, n) for key, n in self.df.items() if n)
+        # A term whose count nets out (a row rewritten) may still have a higher frequency now.
+        changed = sorted(key for key in {*self.df, *self.tfmax} if self.df[key] or key in self.tfmax)
         if changed:
             conn.execute(
                 sa.text(
-                    "INSERT INTO memu_terms (kind, term, df) "
-                    "SELECT k, t, d FROM unnest(CAST(:kinds AS text[]), CAST(:terms AS text[]), "
-                    'CAST(:dfs AS bigint[])) AS v(k, t, d) ORDER BY k, t COLLATE "C" '
-                    "ON CONFLICT (kind, term) DO UPDATE SET df = memu_terms.df + excluded.df"
+                    "INSERT INTO memu_terms (kind, term, df, tfmax) "
+                    "SELECT k, t, d, m FROM unnest(CAST(:kinds AS text[]), CAST(:terms AS text[]), "
+                    'CAST(:dfs AS bigint[]), CAST(:tfmax AS float8[])) AS v(k, t, d, m) ORDER BY k, t COLLATE "C" '
+                    "ON CONFLICT (kind, term) DO UPDATE SET df = memu_terms.df + excluded.df, "
+                    "tfmax = greatest(memu_terms.tfmax, excluded.tfmax)"
                 ),
                 {
-                    "kinds": [k for (k, _), _ in changed],
-                    "terms": [t for (_, t), _ in changed],
-                    "dfs": [n for _, n in changed],
+                    "kinds": [k for k, _ in changed],
+                    "terms": [t for _, t in changed],
+                    "dfs": [self.df[key] for key in changed],
+                    "tfmax": [self.tfmax.get(key, 0.0) for key in changed],
                 },
             )
         sets = ["generation = generation + 1"]

@@ -37,6 +37,8 @@ class Snapshot:
     """Words in those rows (for the average document length)."""
     df: dict[str, int]
     """Document frequency of each query term (0 for a term no row holds)."""
+    tfmax: dict[str, float]
+    """Highest weighted frequency any row has had for each query term (0 when unknown)."""
 
     def matches(self, generation: int, n_rows: int, n_tokens: int) -> bool:
         """Whether a statement that saw these counters saw the statistics this snapshot holds."""
@@ -54,7 +56,7 @@ class TermStats:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._totals: dict[str, tuple[int, int, int]] = {}
-        self._df: dict[str, dict[str, int]] = {}
+        self._df: dict[str, dict[str, tuple[int, float]]] = {}
 
     def get(self, kind: Kind, terms: list[str]) -> Snapshot | None:
         """The remembered statistics for ``terms``, or ``None`` if any of them is unknown."""
@@ -63,7 +65,7 @@ class TermStats:
             known = self._df.get(kind, {})
             if totals is None or any(t not in known for t in terms):
                 return None
-            return Snapshot(*totals, {t: known[t] for t in terms})
+            return Snapshot(*totals, {t: known[t][0] for t in terms}, {t: known[t][1] for t in terms})
 
     def put(self, kind: Kind, snapshot: Snapshot) -> None:
         """Remember ``snapshot`` (read from the store); a newer generation replaces older terms."""
@@ -73,7 +75,7 @@ class TermStats:
             known = self._df.setdefault(kind, {})
             if len(known) + len(snapshot.df) > MAX_TERMS:  # a long-lived server without writes
                 known.clear()
-            known.update(snapshot.df)
+            known.update((t, (n, snapshot.tfmax.get(t, 0.0))) for t, n in snapshot.df.items())
             self._totals[kind] = (snapshot.generation, snapshot.n_rows, snapshot.n_tokens)
 
     def forget(self, kind: Kind) -> None:

@@ -202,8 +202,8 @@ def _plan_file(
             if (old.context, old.kind, old.ordinal) != (draft.context, draft.kind, draft.ordinal):
                 ix = index_text("s", draft.text, draft.context)
                 if old.context != draft.context:
-                    delta.add("s", old.tf.keys(), old.ntokens, -1)
-                    delta.add("s", ix.counts.keys(), ix.ntokens, 1)
+                    delta.add("s", old.tf, old.ntokens, -1)
+                    delta.add("s", ix.counts, ix.ntokens, 1)
                 plan.updates.append(
                     {"id": old.id, "kind": draft.kind, "ord": draft.ordinal, "ctx": draft.context}
                     | {"tsv": ix.tsv, "nt": ix.ntokens, "tf": ix.tf}
@@ -212,7 +212,7 @@ def _plan_file(
                 plan.vectors.append({"id": old.id, "v": vector, "fp": fp_id})
             continue
         ix = index_text("s", draft.text, draft.context)
-        delta.add("s", ix.counts.keys(), ix.ntokens, 1)
+        delta.add("s", ix.counts, ix.ntokens, 1)
         scope = write.scope
         row_fp = fp_id if vector is not None else None
         head = (str(uuid.uuid4()), file_id, scope.user_id, scope.agent_id, write.track, draft.kind, draft.ordinal)
@@ -220,7 +220,7 @@ def _plan_file(
     for rows in by_text.values():
         for old in rows:
             plan.removed.append(old.id)
-            delta.add("s", old.tf.keys(), old.ntokens, -1)
+            delta.add("s", old.tf, old.ntokens, -1)
 
 
 def _write_round(
@@ -350,7 +350,7 @@ def _write_resource(conn: Any, write: ResourceWrite, now: Any, fp_id: int | None
     ).one_or_none()
     ix = index_text("r", write.description or "", write.path)
     values = {**key, "d": write.description, "tsv": ix.tsv, "nt": ix.ntokens, "tf": ix.tf, "now": now}
-    delta.add("r", ix.counts.keys(), ix.ntokens, 1)
+    delta.add("r", ix.counts, ix.ntokens, 1)
     if row is None:
         conn.execute(
             sa.text(
@@ -361,7 +361,7 @@ def _write_resource(conn: Any, write: ResourceWrite, now: Any, fp_id: int | None
             {**values, "id": str(uuid.uuid4()), "fp": fp_id if vector is not None else None, "v": vector},
         )
         return
-    delta.add("r", row.tf.keys(), row.ntokens, -1)
+    delta.add("r", row.tf, row.ntokens, -1)
     if vector is not None:
         vector_sql, extra = ", fp_id = :fp, embedding = :v", {"fp": fp_id, "v": vector}
     elif write.description == row.description:
@@ -464,7 +464,7 @@ def delete_file(conn: Any, scope: Scope, track: str, name: str) -> RecallFile | 
         return None
     delta = Delta()
     for seg in conn.execute(sa.text("SELECT ntokens, tf FROM memu_segments WHERE file_id = :f"), {"f": row.id}):
-        delta.add("s", seg.tf.keys(), seg.ntokens, -1)
+        delta.add("s", seg.tf, seg.ntokens, -1)
     conn.execute(sa.text("DELETE FROM memu_files WHERE id = :f"), {"f": row.id})
     delta.flush(conn)
     return to_file(row)

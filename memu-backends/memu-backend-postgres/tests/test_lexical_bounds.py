@@ -1,0 +1,136 @@
+"""Term-frequency bounds (migration 0005) and the two-part lexical scoring they allow (ADR 0033).
+
+A search whose candidates are an OR of required terms scores the rows holding two or more of
+its terms first, then only those single-term rows whose term can still reach the limit. The
+answers must be exactly those of scoring every candidate, and ``memu_terms.tfmax`` must stay an
+upper bound through inserts, rewrites and deletes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+from collections.abc import Callable
+
+import pytest
+from memu_backend_postgres import PostgresStore, _search
+
+from memu_core.text import expand_query
+from memu_core.types import ChangeSet, FileWrite, Scope, SegmentDraft
+
+
+def file_write(name: str, lines: list[str], contexts: list[str] | None = None) -> FileWrite:
+    """A new memory file whose segments are its lines (with optional contexts), without vectors."""
+    content = "\n".join(lines)
+    return FileWrite(
+        scope=Scope(),
+        track="memory",
+        name=name,
+        description="",
+        content=content,
+        content_hash=hashlib.sha256(content.encode()).hexdigest(),
+        expected_revision=None,
+        segments=[
+            SegmentDraft("line", i, line, context=(contexts or [""] * len(lines))[i]) for i, line in enumerate(lines)
+        ],
+    )
+
+
+def _tfmax(store: PostgresStore) -> dict[str, float]:
+    import sqlalchemy as sa
+
+    with store._engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT term, tfmax FROM memu_terms WHERE kind = 's'")).all()
+    return {row.term: row.tfmax for row in rows}
+
+
+def test_tfmax_follows_writes_and_stays_a_bound(pg_url: str) -> None:
+    store = PostgresStore.open(pg_url, background_fold=False)
+    try:
+        store.apply(ChangeSet(files=[file_write("a", ["cache cache warm"], ["## cache"])]))
+        # Two words in the line (weight 1) and one in the context (0.4).
+        assert _tfmax(store)["cache"] == pytest.approx(2.4) and _tfmax(store)["warm"] == pytest.approx(1.0)
+        # A rewritten line with the same words but more of them raises the bound.
+        store.apply(ChangeSet(files=[file_write("b", ["warm warm warm"])]))
+        assert _tfmax(store)["warm"] == pytest.approx(3.0)
+        # Deleting the row that set it leaves the bound where it was (still an upper bound).
+        store.apply(ChangeSet(files=[dataclasses.replace(file_write("b", ["cold"]), expected_revision=1)]))
+        assert _tfmax(store)["warm"] == pytest.approx(3.0)
+    finally:
+        store.close()
+
+
+def _corpus(seed: int) -> list[FileWrite]:
+    """Lines where a few words are rare and a few are everywhere, some repeated in one line."""
+    rng = random.Random(seed)
+    common = ["billing", "cache", "deploy", "retry", "worker", "ledger"]
+    rare = ["pgvector", "outage", "upgrade", "friday"]
+    files = []
+    for f in range(60):
+        lines = []
+        for _ in range(20):
+            words = rng.choices(common, k=rng.randint(1, 4)) + rng.choices(["the", "we", "fix", "run"], k=3)
+            if rng.random() < 0.05:
+                words.append(rng.choice(rare))
+            lines.append(" ".join(words))
+        files.append(file_write(f"f{f}", list(dict.fromkeys(lines)), None))
+    return files
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_two_part_scoring_answers_like_scoring_every_candidate(
+    seed: int, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = PostgresStore.open(pg_url, background_fold=False)
+    split: list[int] = []
+    real = _search._singles
+
+    def counted(*args: object) -> list[tuple[str, float]]:
+        out = real(*args)  # type: ignore[arg-type]
+        split.append(len(out))
+        return out
+
+    try:
+        store.apply(ChangeSet(files=_corpus(seed)))
+        rng = random.Random(seed * 11)
+        words = ["billing", "cache", "deploy", "retry", "worker", "ledger", "pgvector", "outage", "upgrade", "fix"]
+        queries = [" ".join(rng.sample(words, rng.randint(2, 4))) for _ in range(25)]
+        for query in queries:
+            for limit in (1, 5, 20, 100):
+                monkeypatch.setattr(_search, "_singles", counted)
+                got = store.search_segments_lexical(expand_query(query), {}, None, limit)
+                monkeypatch.setattr(_search, "_singles", lambda *args: [])
+                want = store.search_segments_lexical(expand_query(query), {}, None, limit)
+                assert [(h.id, h.score) for h in got] == [(h.id, h.score) for h in want], (query, limit)
+        assert any(split), "no query was scored in two parts: the test corpus no longer exercises the split"
+    finally:
+        store.close()
+
+
+def test_a_store_at_0004_gets_its_bounds_on_upgrade(new_database: Callable[[], str]) -> None:
+    import sqlalchemy as sa
+    from alembic import command
+    from memu_backend_postgres._schema import HEAD_REVISION
+    from memu_backend_postgres._url import normalise_url
+    from memu_backend_postgres.migrate import _alembic_config
+
+    url = new_database()
+    store = PostgresStore.open(url, background_fold=False)
+    store.apply(ChangeSet(files=[file_write("a", ["retry retry billing"], ["## retry"])]))
+    store.close()
+    engine = sa.create_engine(normalise_url(url))
+    try:
+        with engine.begin() as conn:  # back to the schema before the bounds, as an old store has it
+            command.downgrade(_alembic_config(conn), "0004")
+    finally:
+        engine.dispose()
+    assert PostgresStore.schema_revision(url) == "0004"
+    store = PostgresStore.open(url, background_fold=False)  # upgrades on open
+    try:
+        assert PostgresStore.schema_revision(url) == HEAD_REVISION == "0005"
+        assert _tfmax(store) == pytest.approx({"retry": 2.4, "billing": 1.0})
+        (hit,) = store.search_segments_lexical("retry billing", {}, None, 5)
+        assert hit.score > 0
+    finally:
+        store.close()
