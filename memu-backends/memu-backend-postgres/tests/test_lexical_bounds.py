@@ -1,9 +1,11 @@
-"""Term-frequency bounds (migration 0005) and the two-part lexical scoring they allow (ADR 0033).
+"""Term-frequency bounds (migration 0005), the two-part lexical scoring they allow, and GIN
+indexes without a pending list (migration 0006); ADR 0033's amendment.
 
 A search whose candidates are an OR of required terms scores the rows holding two or more of
 its terms first, then only those single-term rows whose term can still reach the limit. The
 answers must be exactly those of scoring every candidate, and ``memu_terms.tfmax`` must stay an
-upper bound through inserts, rewrites and deletes.
+upper bound through inserts, rewrites and deletes. A commit's index entries must be merged
+into the lexical indexes as it writes them, not left in a list every search reads.
 """
 
 from __future__ import annotations
@@ -108,6 +110,28 @@ def test_two_part_scoring_answers_like_scoring_every_candidate(
         store.close()
 
 
+def _pending_list_off(store: PostgresStore) -> bool:
+    import sqlalchemy as sa
+
+    with store._engine.connect() as conn:
+        options = conn.execute(
+            sa.text(
+                "SELECT relname, reloptions FROM pg_class WHERE relname IN ('memu_segments_tsv', 'memu_resources_tsv')"
+            )
+        ).all()
+    return len(options) == 2 and all("fastupdate=off" in (row.reloptions or []) for row in options)
+
+
+def test_lexical_indexes_take_a_commit_without_a_pending_list(pg_url: str) -> None:
+    store = PostgresStore.open(pg_url, background_fold=False)
+    try:
+        store.apply(ChangeSet(files=[file_write("a", ["a line to index"])]))
+        assert _pending_list_off(store)
+        assert len(store.search_segments_lexical("index line", {}, None, 5)) == 1
+    finally:
+        store.close()
+
+
 def test_a_store_at_0004_gets_its_bounds_on_upgrade(new_database: Callable[[], str]) -> None:
     import sqlalchemy as sa
     from alembic import command
@@ -128,8 +152,9 @@ def test_a_store_at_0004_gets_its_bounds_on_upgrade(new_database: Callable[[], s
     assert PostgresStore.schema_revision(url) == "0004"
     store = PostgresStore.open(url, background_fold=False)  # upgrades on open
     try:
-        assert PostgresStore.schema_revision(url) == HEAD_REVISION == "0005"
+        assert PostgresStore.schema_revision(url) == HEAD_REVISION == "0006"
         assert _tfmax(store) == pytest.approx({"retry": 2.4, "billing": 1.0})
+        assert _pending_list_off(store)
         (hit,) = store.search_segments_lexical("retry billing", {}, None, 5)
         assert hit.score > 0
     finally:
