@@ -1,10 +1,10 @@
-"""Term-frequency bounds (migration 0005), the two-part lexical scoring they allow, and GIN
-indexes without a pending list (migration 0006); ADR 0033's amendment.
+"""Per-term bounds (``tfmax``, migration 0005; ``dlmin``, 0007), the two-part lexical scoring
+they allow, and GIN indexes without a pending list (0006); ADR 0033's amendment.
 
 A search whose candidates are an OR of required terms scores the rows holding two or more of
 its terms first, then only those single-term rows whose term can still reach the limit. The
-answers must be exactly those of scoring every candidate, and ``memu_terms.tfmax`` must stay an
-upper bound through inserts, rewrites and deletes. A commit's index entries must be merged
+answers must be exactly those of scoring every candidate; ``memu_terms.tfmax`` must stay an
+upper bound and ``dlmin`` a lower bound through inserts, rewrites and deletes. A commit's index entries must be merged
 into the lexical indexes as it writes them, not left in a list every search reads.
 """
 
@@ -40,11 +40,15 @@ def file_write(name: str, lines: list[str], contexts: list[str] | None = None) -
 
 
 def _tfmax(store: PostgresStore) -> dict[str, float]:
+    return {term: top for term, (top, _) in _bounds(store).items()}
+
+
+def _bounds(store: PostgresStore) -> dict[str, tuple[float, int]]:
     import sqlalchemy as sa
 
     with store._engine.connect() as conn:
-        rows = conn.execute(sa.text("SELECT term, tfmax FROM memu_terms WHERE kind = 's'")).all()
-    return {row.term: row.tfmax for row in rows}
+        rows = conn.execute(sa.text("SELECT term, tfmax, dlmin FROM memu_terms WHERE kind = 's'")).all()
+    return {row.term: (row.tfmax, row.dlmin) for row in rows}
 
 
 def test_tfmax_follows_writes_and_stays_a_bound(pg_url: str) -> None:
@@ -53,12 +57,18 @@ def test_tfmax_follows_writes_and_stays_a_bound(pg_url: str) -> None:
         store.apply(ChangeSet(files=[file_write("a", ["cache cache warm"], ["## cache"])]))
         # Two words in the line (weight 1) and one in the context (0.4).
         assert _tfmax(store)["cache"] == pytest.approx(2.4) and _tfmax(store)["warm"] == pytest.approx(1.0)
-        # A rewritten line with the same words but more of them raises the bound.
+        # Another row holding the word more often raises the bound.
         store.apply(ChangeSet(files=[file_write("b", ["warm warm warm"])]))
         assert _tfmax(store)["warm"] == pytest.approx(3.0)
-        # Deleting the row that set it leaves the bound where it was (still an upper bound).
+        # The shortest row holding a term sets its dlmin (words in the line and its context).
+        assert _bounds(store)["warm"][1] == 3 and _bounds(store)["cache"][1] == 4
+        store.apply(ChangeSet(files=[file_write("c", ["cache"])]))
+        assert _bounds(store)["cache"][1] == 1
+        # Deleting the rows that set them leaves both bounds where they were.
         store.apply(ChangeSet(files=[dataclasses.replace(file_write("b", ["cold"]), expected_revision=1)]))
-        assert _tfmax(store)["warm"] == pytest.approx(3.0)
+        store.apply(ChangeSet(files=[dataclasses.replace(file_write("c", ["cold"]), expected_revision=1)]))
+        assert _bounds(store)["warm"][0] == pytest.approx(3.0) and _bounds(store)["warm"][1] == 3
+        assert _bounds(store)["cache"][1] == 1
     finally:
         store.close()
 
@@ -152,8 +162,9 @@ def test_a_store_at_0004_gets_its_bounds_on_upgrade(new_database: Callable[[], s
     assert PostgresStore.schema_revision(url) == "0004"
     store = PostgresStore.open(url, background_fold=False)  # upgrades on open
     try:
-        assert PostgresStore.schema_revision(url) == HEAD_REVISION == "0006"
+        assert PostgresStore.schema_revision(url) == HEAD_REVISION == "0007"
         assert _tfmax(store) == pytest.approx({"retry": 2.4, "billing": 1.0})
+        assert {term: shortest for term, (_, shortest) in _bounds(store).items()} == {"retry": 4, "billing": 4}
         assert _pending_list_off(store)
         (hit,) = store.search_segments_lexical("retry billing", {}, None, 5)
         assert hit.score > 0

@@ -255,7 +255,7 @@ def test_a_store_at_0002_upgrades_on_open_and_db_upgrade_folds(new_database: Cal
         engine.dispose()
     store = PostgresStore.open(url, background_fold=False)  # upgrades to head on open
     try:
-        assert PostgresStore.schema_revision(url) == HEAD_REVISION == "0006"
+        assert PostgresStore.schema_revision(url) == HEAD_REVISION == "0007"
         store.apply(ChangeSet(files=[_file("new", ["a new line"])], fingerprint=FP))
         assert store.pending_vectors() == 1
         for text in ("an old line", "a new line"):

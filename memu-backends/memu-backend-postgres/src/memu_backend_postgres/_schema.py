@@ -5,7 +5,7 @@ from __future__ import annotations
 VERSION_TABLE = "memu_alembic_version"
 """Alembic's bookkeeping table; prefixed so memu can share a database with other applications."""
 
-HEAD_REVISION = "0006"
+HEAD_REVISION = "0007"
 """The newest revision; ``open()`` compares against it before taking the migration lock."""
 
 MIGRATION_LOCK_KEY = 0x6D656D75_7067

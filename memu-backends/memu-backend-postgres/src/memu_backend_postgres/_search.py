@@ -97,15 +97,17 @@ def read_stats(conn: Any, kind: Literal["s", "r"], terms: list[str]) -> Snapshot
     row = conn.execute(
         sa.text(
             f"SELECT m.generation, m.{rows_col} AS n_rows, m.{tokens_col} AS n_tokens, "
-            "(SELECT coalesce(jsonb_object_agg(term, jsonb_build_array(df, tfmax)), '{}'::jsonb) FROM memu_terms "
+            "(SELECT coalesce(jsonb_object_agg(term, jsonb_build_array(df, tfmax, dlmin)), '{}'::jsonb) "
+            "FROM memu_terms "
             "WHERE kind = :kind AND term = ANY(CAST(:terms AS text[]))) AS df FROM memu_meta m WHERE m.id = 1"
         ),
         {"kind": kind, "terms": terms},
     ).one()
     df = {term: 0 for term in terms}
-    df.update((term, int(count)) for term, (count, _) in row.df.items())
-    tfmax = {term: float(top) for term, (_, top) in row.df.items()}
-    return Snapshot(int(row.generation), int(row.n_rows), int(row.n_tokens), df, tfmax)
+    df.update((term, int(count)) for term, (count, _, _) in row.df.items())
+    tfmax = {term: float(top) for term, (_, top, _) in row.df.items()}
+    dlmin = {term: int(shortest) for term, (_, _, shortest) in row.df.items()}
+    return Snapshot(int(row.generation), int(row.n_rows), int(row.n_tokens), df, tfmax, dlmin)
 
 
 def _idf(snap: Snapshot) -> dict[str, float]:
@@ -186,8 +188,9 @@ def _singles(
 
     A row's BM25 part for one term is ``idf * f * (k1 + 1) / (f + k)``: it grows with the
     term's weighted frequency ``f``, at most the term's ``tfmax``, and falls as the row's
-    ``k`` grows with its length, at least one word. Without a known ``tfmax`` the part is
-    still below ``idf * (k1 + 1)``. Rules that AND two groups have no rows of one term.
+    ``k`` grows with its length, at least the term's ``dlmin`` words. Without a known
+    ``tfmax`` the part is still below ``idf * (k1 + 1)``. Rules that AND two groups have no
+    rows of one term.
     """
     if rule.also or rule.each or len(stored) < 2:
         return []
@@ -195,12 +198,12 @@ def _singles(
     k1, b = _lexical.BM25_K1, _lexical.BM25_B
     extra = _lexical.EXTRA_TOKENS[kind]
     avgdl = (snap.n_tokens + extra * snap.n_rows) / snap.n_rows
-    shortest = k1 * (1 - b + b * (1 + extra) / avgdl)
     out = []
     for term in rule.required:
         if snap.df.get(term, 0) <= 0 or term not in weight:
             continue
         top = snap.tfmax.get(term, 0.0)
+        shortest = k1 * (1 - b + b * (max(snap.dlmin.get(term, 1), 1) + extra) / avgdl)
         ceiling = weight[term] * (k1 + 1) * (top / (top + shortest) if top > 0 else 1.0)
         # A margin far above float rounding, far below any gap between two real scores.
         out.append((term, ceiling * (1 + 1e-6)))

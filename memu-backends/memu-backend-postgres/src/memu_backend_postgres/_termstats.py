@@ -39,6 +39,8 @@ class Snapshot:
     """Document frequency of each query term (0 for a term no row holds)."""
     tfmax: dict[str, float]
     """Highest weighted frequency any row has had for each query term (0 when unknown)."""
+    dlmin: dict[str, int]
+    """Fewest words of any row that has held each query term (1 when unknown)."""
 
     def matches(self, generation: int, n_rows: int, n_tokens: int) -> bool:
         """Whether a statement that saw these counters saw the statistics this snapshot holds."""
@@ -56,7 +58,7 @@ class TermStats:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._totals: dict[str, tuple[int, int, int]] = {}
-        self._df: dict[str, dict[str, tuple[int, float]]] = {}
+        self._df: dict[str, dict[str, tuple[int, float, int]]] = {}
 
     def get(self, kind: Kind, terms: list[str]) -> Snapshot | None:
         """The remembered statistics for ``terms``, or ``None`` if any of them is unknown."""
@@ -65,7 +67,13 @@ class TermStats:
             known = self._df.get(kind, {})
             if totals is None or any(t not in known for t in terms):
                 return None
-            return Snapshot(*totals, {t: known[t][0] for t in terms}, {t: known[t][1] for t in terms})
+            rows = [known[t] for t in terms]
+            return Snapshot(
+                *totals,
+                {t: r[0] for t, r in zip(terms, rows, strict=True)},
+                {t: r[1] for t, r in zip(terms, rows, strict=True)},
+                {t: r[2] for t, r in zip(terms, rows, strict=True)},
+            )
 
     def put(self, kind: Kind, snapshot: Snapshot) -> None:
         """Remember ``snapshot`` (read from the store); a newer generation replaces older terms."""
@@ -75,7 +83,7 @@ class TermStats:
             known = self._df.setdefault(kind, {})
             if len(known) + len(snapshot.df) > MAX_TERMS:  # a long-lived server without writes
                 known.clear()
-            known.update((t, (n, snapshot.tfmax.get(t, 0.0))) for t, n in snapshot.df.items())
+            known.update((t, (n, snapshot.tfmax.get(t, 0.0), snapshot.dlmin.get(t, 1))) for t, n in snapshot.df.items())
             self._totals[kind] = (snapshot.generation, snapshot.n_rows, snapshot.n_tokens)
 
     def forget(self, kind: Kind) -> None:
