@@ -242,23 +242,18 @@ def single_threaded_math() -> None:
 
 
 def warm(backend: AgenticMemoryBackend) -> AgenticMemoryBackend:
-    """Prepare the store and the embedder to serve (``prepare_to_serve``), build the embedder
-    and load the dense index now, so a server's first request is fast.
+    """Build the embedder and load the dense index now, so a server's first request is fast.
 
     A failing warm-up is not fatal: the first real request reports the problem to its caller.
     """
-    # The store and the embedder prepare before the warm-up query, so that query already runs
-    # on what requests will use.
-    steps = [getattr(getattr(backend, "store", None), "prepare_to_serve", None)]
     embedder = getattr(backend, "embedder", None)
     if embedder is not None:
-        steps += [embedder.prepare_to_serve, lambda: backend.progressive_retrieve("warm up", None, top_k=1)]
-    for step in steps:
-        try:
-            if step is not None:
+        # Prepared before the warm-up query, so that query already runs on what requests will use.
+        for step in (embedder.prepare_to_serve, lambda: backend.progressive_retrieve("warm up", None, top_k=1)):
+            try:
                 step()
-        except Exception as exc:  # the request that needs it will say what is wrong
-            log.debug("warm-up failed", error=f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # the request that needs it will say what is wrong
+                log.debug("warm-up failed", error=f"{type(exc).__name__}: {exc}")
     return backend
 
 

@@ -219,11 +219,6 @@ class MemoryStore(ABC):
         """The schema revision at ``url`` (``memu db current``), ``None`` when not created yet."""
         return None
 
-    def prepare_to_serve(self) -> None:  # noqa: B027 - optional hook, nothing to prepare by default
-        """Get ready to answer many searches for a long time: a warm server calls this once,
-        before its first request. A store may keep what makes later searches cheaper (the SQLite
-        store keeps each searched word's scores); the answers must not change."""
-
     def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections and files."""
 

@@ -37,15 +37,14 @@ MAX_CACHED_TERMS = 50_000
 """Term counts kept between writes before the cache starts over (a few MB at most)."""
 
 
-def phrase(term: str) -> str:
-    """``term`` as one phrase of a ``MATCH`` expression."""
+def _quote(term: str) -> str:
     # Terms are runs of letters and digits (query_terms), so quoting cannot be broken out of.
     # Only EVERY_ROW is stored in the tag column; a user term spelled like it keeps the filter.
     return f'{_COLUMNS} : "{term}"' if term == EVERY_ROW else f'"{term}"'
 
 
 def _any(terms: list[str]) -> str:
-    return " OR ".join(phrase(t) for t in terms)
+    return " OR ".join(_quote(t) for t in terms)
 
 
 class TermCounts:
@@ -101,24 +100,14 @@ def segment_matches(
     The store runs them in order and keeps the first that fills its limit (the last always
     counts); see :func:`memu_core.text.candidate_rules`.
     """
-    kept, rules = candidate_plan(conn, terms, typed, counts)
-    return [expression(rule, kept) for rule in rules]
-
-
-def candidate_plan(
-    conn: sqlite3.Connection, terms: list[str], typed: int, counts: TermCounts | None = None
-) -> tuple[list[str], list[CandidateRule]]:
-    """The terms a search scores (in order) and its candidate rules, narrowest first: what
-    :func:`segment_matches` writes as expressions."""
     held = counts.get(conn, terms) if counts is not None else _row_counts(conn, terms)
     # A form no row holds adds 0 to every score and no row to any set: leave it out. The words
     # the user typed stay, so an answer can never depend on the vocabulary lookup alone.
     kept = [t for i, t in enumerate(terms) if i < typed or held.get(t, 0) > 0]
-    return kept, candidate_rules(kept, held, BUDGET, typed)
+    return [_expression(rule, kept) for rule in candidate_rules(kept, held, BUDGET, typed)]
 
 
-def expression(rule: CandidateRule, terms: list[str]) -> str:
-    """The ``MATCH`` expression of ``rule`` over ``terms`` (see :func:`candidate_plan`)."""
+def _expression(rule: CandidateRule, terms: list[str]) -> str:
     # bm25() scores every phrase the expression names, once per mention: each term appears
     # exactly once. Terms a candidate need not hold are OR-ed with the marker word every row
     # carries, so they are scored without being required.

@@ -30,7 +30,6 @@ from memu_core._stores.sqlite.rows import (
     segment_from_row,
     vector_blob,
 )
-from memu_core._stores.sqlite.termlists import TermLists
 from memu_core._stores.sqlite.wordhits import WordHits
 from memu_core.errors import MemuError, StoreError, UsageError
 from memu_core.interfaces import MemoryStore
@@ -52,8 +51,6 @@ from memu_core.types import (
 
 SEGMENT_WEIGHTS = (1.0, 0.4)
 """bm25() column weights: a word in the line itself counts more than one in its context."""
-SEGMENT_BM25 = f"bm25(segments_fts, {SEGMENT_WEIGHTS[0]}, {SEGMENT_WEIGHTS[1]}, 0.0)"
-"""How a segment row scores (the ``tag`` column, which holds only the every-row marker, weighs 0)."""
 
 
 class SqliteStore(MemoryStore):
@@ -72,8 +69,6 @@ class SqliteStore(MemoryStore):
         self._term_counts = lexical.TermCounts()
         self.word_hits = WordHits()
         """The last word searches' hits, kept until the next write (:mod:`.wordhits`)."""
-        self._term_lists: TermLists | None = None
-        """Each word's scores, in a serving process only (:meth:`prepare_to_serve`)."""
 
     @classmethod
     def open(cls, url: str) -> SqliteStore:
@@ -107,16 +102,8 @@ class SqliteStore(MemoryStore):
         """The store file's path."""
         return self._path
 
-    def prepare_to_serve(self) -> None:
-        """Keep each searched word's rows and scores from now on (:mod:`.termlists`): a warm
-        server answers questions whose words it has seen without FTS5 scoring every row again."""
-        if self._term_lists is None:
-            self._term_lists = TermLists(lambda: connection.connect(Path(self._path)), SEGMENT_BM25)
-
     def close(self) -> None:
         """Close the connections (the WAL is checkpointed by SQLite when the last one closes)."""
-        if self._term_lists is not None:
-            self._term_lists.close()
         with self._words_lock:
             if self._words is not None:
                 self._words.close()
@@ -338,29 +325,16 @@ class SqliteStore(MemoryStore):
             kept = self.word_hits.get(generation, key)
             if kept is not None:
                 return kept
-            kept_terms, rules = lexical.candidate_plan(conn, terms, typed, self._term_counts)
-            # A serving process adds up each word's kept scores when it holds them all (same
-            # ranking, a fraction of the CPU; termlists.py), else FTS5 ranks as below.
-            ranked = (
-                None
-                if self._term_lists is None
-                else self._term_lists.rank(
-                    generation, kept_terms, rules, (cond, tuple(params)), limit, lambda: _scope_rows(conn, cond, params)
-                )
-            )
-            if ranked is not None:
-                hits = _hits_of(conn, ranked)
-            else:
-                matches = [lexical.expression(rule, kept_terms) for rule in rules]
-                for i, match in enumerate(matches):
-                    # A narrow candidate rule that cannot fill the limit gives way to a wider one.
-                    # Whether it can is asked first without bm25(), whose set-up reads the posting
-                    # list of every term it scores: a failed narrow pass then costs only its match.
-                    if i < len(matches) - 1 and not self._fills(conn, match, cond, params, limit):
-                        continue
-                    hits = self._rank_segments(conn, match, cond, params, limit)
-                    if len(hits) >= limit:
-                        break
+            matches = lexical.segment_matches(conn, terms, typed, self._term_counts)
+            for i, match in enumerate(matches):
+                # A narrow candidate rule that cannot fill the limit gives way to a wider one.
+                # Whether it can is asked first without bm25(), whose set-up reads the posting
+                # list of every term it scores: a failed narrow pass then costs only its match.
+                if i < len(matches) - 1 and not self._fills(conn, match, cond, params, limit):
+                    continue
+                hits = self._rank_segments(conn, match, cond, params, limit)
+                if len(hits) >= limit:
+                    break
         self.word_hits.put(generation, key, hits)
         return hits
 
@@ -379,7 +353,8 @@ class SqliteStore(MemoryStore):
     @staticmethod
     def _rank_segments(conn: sqlite3.Connection, match: str, cond: str, params: list[Any], limit: int) -> list[Hit]:
         """The best ``limit`` segments for one ``MATCH`` expression, by ``bm25()``."""
-        score = SEGMENT_BM25
+        w_text, w_context = SEGMENT_WEIGHTS
+        score = f"bm25(segments_fts, {w_text}, {w_context}, 0.0)"
         if not cond:
             # No filter: rank inside FTS alone and look up ids for the winners only; joining
             # every matching row to ``segments`` costs as much as the ranking itself.
@@ -387,7 +362,13 @@ class SqliteStore(MemoryStore):
                 f"SELECT rowid, {score} AS r FROM segments_fts WHERE segments_fts MATCH ? ORDER BY r, rowid LIMIT ?",
                 (match, limit),
             ).fetchall()
-            return _hits_of(conn, ranked)
+            ids = dict(
+                conn.execute(
+                    f"SELECT seq, id FROM segments WHERE seq IN ({placeholders(len(ranked))})",
+                    [seq for seq, _ in ranked],
+                ).fetchall()
+            )
+            return [Hit(ids[seq], -float(r)) for seq, r in ranked if seq in ids]
         rows = conn.execute(
             f"SELECT s.id, {score} AS r FROM segments_fts JOIN segments s ON s.seq = segments_fts.rowid "
             f"WHERE segments_fts MATCH ?{cond} ORDER BY r, s.seq LIMIT ?",
@@ -545,19 +526,3 @@ def _match(query: str) -> str | None:
     terms = query_terms(query)
     # Terms are runs of letters and digits, so quoting cannot be broken out of.
     return " OR ".join(f'"{t}"' for t in terms) if terms else None
-
-
-def _hits_of(conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
-    """``(rowid, bm25)`` pairs, best first, as hits (a row deleted meanwhile is dropped)."""
-    ids = dict(
-        conn.execute(
-            f"SELECT seq, id FROM segments WHERE seq IN ({placeholders(len(ranked))})", [seq for seq, _ in ranked]
-        ).fetchall()
-    )
-    return [Hit(ids[seq], -float(r)) for seq, r in ranked if seq in ids]
-
-
-def _scope_rows(conn: sqlite3.Connection, cond: str, params: Sequence[Any]) -> list[int]:
-    """The rowids of the segments ``cond`` (a :func:`scope_sql` filter over ``s``) admits."""
-    return [seq for (seq,) in conn.execute(f"SELECT s.seq FROM segments s WHERE 1{cond} ORDER BY s.seq", tuple(params))]
-
