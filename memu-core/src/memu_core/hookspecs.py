@@ -88,6 +88,9 @@ def memu_register_embedders() -> list[type[Embedder]]:
     ``MEMU_EMBED_PROVIDER`` is not lexical-only (``none``), ``memu reindex`` and ``doctor``.
 
     Returns the classes, each with a unique ``name``; ``MEMU_EMBED_PROVIDER`` selects by it.
+    An embedder may override ``prepare_to_serve()``: a warm server (``memu serve``, memu-server)
+    calls it once before its first request, to build whatever makes each later query cheapest
+    (the local model loads its pre-packed session there). The default does nothing.
     """
     raise NotImplementedError
 
