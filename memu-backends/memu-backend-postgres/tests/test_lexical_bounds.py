@@ -11,32 +11,15 @@ into the lexical indexes as it writes them, not left in a list every search read
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import random
 from collections.abc import Callable
 
 import pytest
 from memu_backend_postgres import PostgresStore, _search
 
+from memu_core.testing.store_contract import file_write
 from memu_core.text import expand_query
-from memu_core.types import ChangeSet, FileWrite, Scope, SegmentDraft
-
-
-def file_write(name: str, lines: list[str], contexts: list[str] | None = None) -> FileWrite:
-    """A new memory file whose segments are its lines (with optional contexts), without vectors."""
-    content = "\n".join(lines)
-    return FileWrite(
-        scope=Scope(),
-        track="memory",
-        name=name,
-        description="",
-        content=content,
-        content_hash=hashlib.sha256(content.encode()).hexdigest(),
-        expected_revision=None,
-        segments=[
-            SegmentDraft("line", i, line, context=(contexts or [""] * len(lines))[i]) for i, line in enumerate(lines)
-        ],
-    )
+from memu_core.types import ChangeSet, FileWrite
 
 
 def _tfmax(store: PostgresStore) -> dict[str, float]:
@@ -54,7 +37,7 @@ def _bounds(store: PostgresStore) -> dict[str, tuple[float, int]]:
 def test_tfmax_follows_writes_and_stays_a_bound(pg_url: str) -> None:
     store = PostgresStore.open(pg_url, background_fold=False)
     try:
-        store.apply(ChangeSet(files=[file_write("a", ["cache cache warm"], ["## cache"])]))
+        store.apply(ChangeSet(files=[file_write("a", ["cache cache warm"], contexts=["## cache"])]))
         # Two words in the line (weight 1) and one in the context (0.4).
         assert _tfmax(store)["cache"] == pytest.approx(2.4) and _tfmax(store)["warm"] == pytest.approx(1.0)
         # Another row holding the word more often raises the bound.
@@ -86,7 +69,7 @@ def _corpus(seed: int) -> list[FileWrite]:
             if rng.random() < 0.05:
                 words.append(rng.choice(rare))
             lines.append(" ".join(words))
-        files.append(file_write(f"f{f}", list(dict.fromkeys(lines)), None))
+        files.append(file_write(f"f{f}", list(dict.fromkeys(lines))))
     return files
 
 
@@ -151,7 +134,7 @@ def test_a_store_at_0004_gets_its_bounds_on_upgrade(new_database: Callable[[], s
 
     url = new_database()
     store = PostgresStore.open(url, background_fold=False)
-    store.apply(ChangeSet(files=[file_write("a", ["retry retry billing"], ["## retry"])]))
+    store.apply(ChangeSet(files=[file_write("a", ["retry retry billing"], contexts=["## retry"])]))
     store.close()
     engine = sa.create_engine(normalise_url(url))
     try:

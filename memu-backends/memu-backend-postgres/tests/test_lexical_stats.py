@@ -7,29 +7,14 @@ process elsewhere) is noticed in the same round trip.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 
 import pytest
 from memu_backend_postgres import PostgresStore
 from sqlalchemy import event
 
-from memu_core.types import ChangeSet, FileWrite, Hit, ResourceWrite, Scope, SegmentDraft
-
-
-def file_write(name: str, lines: list[str]) -> FileWrite:
-    """A new memory file whose segments are its lines, without vectors."""
-    content = "\n".join(lines)
-    return FileWrite(
-        scope=Scope(),
-        track="memory",
-        name=name,
-        description="",
-        content=content,
-        content_hash=hashlib.sha256(content.encode()).hexdigest(),
-        expected_revision=None,
-        segments=[SegmentDraft("line", i, line) for i, line in enumerate(lines)],
-    )
+from memu_core.testing.store_contract import file_write
+from memu_core.types import ChangeSet, FileWrite, Hit, ResourceWrite, Scope
 
 
 def changes(*files: FileWrite, resources: list[ResourceWrite] | None = None) -> ChangeSet:
