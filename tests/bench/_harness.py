@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from memu_core.testing import corpus
 from memu_core.testing.corpus import generate_files
@@ -496,6 +496,29 @@ def store_path(size: int, *, vectors: bool) -> Path:
     engine.close()
     done.write_text("ok")
     return path
+
+
+_Target = TypeVar("_Target")
+
+
+def without_answer_caches(target: _Target) -> _Target:
+    """``target`` (an engine or a store) with the caches that answer a repeated question from
+    memory turned off: the engine's query vectors and the SQLite store's word-search hits.
+
+    A benchmark that asks a question more than once in one process (modes one after another,
+    settings interleaved, a short question list cycled) would otherwise time those caches, not
+    the search. Rows meant to time repeated questions (``bench_warm_scale.py``) keep them and say
+    so. Returns ``target``.
+    """
+    from memu_core._engine.queryvectors import QueryVectors
+    from memu_core._stores.sqlite.wordhits import WordHits
+
+    if hasattr(target, "query_vectors"):
+        target.query_vectors = QueryVectors(size=0)
+    store = getattr(target, "store", target)
+    if hasattr(store, "word_hits"):
+        store.word_hits = WordHits(size=0)
+    return target
 
 
 def isolated_env(tmp: Path, **extra: str) -> dict[str, str]:

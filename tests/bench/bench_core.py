@@ -127,7 +127,8 @@ def warm_engine(db: Path, embedder: Any) -> Any:
     from memu_core._engine.engine import LocalEngine
     from memu_core._stores.sqlite.store import SqliteStore
 
-    return LocalEngine(SqliteStore.open(str(db)), embedder=embedder)
+    # Each question is asked once per mode: no mode may answer from the previous one's caches.
+    return h.without_answer_caches(LocalEngine(SqliteStore.open(str(db)), embedder=embedder))
 
 
 def in_process_retrieve(sizes: Sequence[int], repeats: int, embedder: Any) -> list[list[str]]:

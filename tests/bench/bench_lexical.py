@@ -244,7 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     notes = []
     for size in sizes:
         db = h.store_path(size, vectors=True)
-        engine = LocalEngine(SqliteStore.open(str(db)), embedder=embedder)
+        # On and off ask the same question in turn: neither may answer from the other's caches.
+        engine = h.without_answer_caches(LocalEngine(SqliteStore.open(str(db)), embedder=embedder))
         before = Before(args.before, db) if args.before is not None else None
         try:
             stats, empty = interleaved(engine, queries, runs, before, args.check_before)

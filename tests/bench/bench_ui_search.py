@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         # SQLite's backup copies what the cached store's write-ahead log holds too.
         with sqlite3.connect(source) as src, sqlite3.connect(db) as dst:
             src.backup(dst)
-        engine = LocalEngine(SqliteStore.open(str(db)), embedder=LocalEmbedder())
+        # The page and the engine ask each question in turn: none may answer from another's caches.
+        engine = h.without_answer_caches(LocalEngine(SqliteStore.open(str(db)), embedder=LocalEmbedder()))
         running = start(engine).start_background()
         parts = urlsplit(running.url)
         host, port = parts.hostname or "", parts.port or 0
