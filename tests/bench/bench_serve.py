@@ -145,7 +145,8 @@ def retrieve_runs(
 
 
 def round_trip(env: dict[str, str], queries: list[str], runs: int) -> h.Stats:
-    """The warm request alone (query embedding + search + JSON), from one already-started client."""
+    """The warm request alone (query embedding + search + JSON) for questions new to the server,
+    from one already-started client."""
     code = (
         "import json, sys, time\n"
         "sys.path.insert(0, sys.argv[2])\n"
@@ -161,7 +162,12 @@ def round_trip(env: dict[str, str], queries: list[str], runs: int) -> h.Stats:
         f"    h.check_answer(r, q, {TOP_K}, mode='hybrid')\n"
         "print(json.dumps(out))\n"
     )
-    picked = [queries[i % len(queries)] for i in range(runs + 1)]
+    # Questions the warm clients before did not ask (they take the last one and then the first
+    # ``runs``): the server remembers a question's vector and word hits, and this row times the
+    # work of a new one.
+    if 2 * runs + 2 > len(queries):
+        raise ValueError(f"--runs {runs}: at most {(len(queries) - 2) // 2} with {len(queries)} planted questions")
+    picked = queries[-(runs + 2) : -1]
     here = str(Path(__file__).resolve().parent)
     res = subprocess.run(
         [sys.executable, "-c", code, json.dumps(picked), here], env=env, capture_output=True, text=True, timeout=900
