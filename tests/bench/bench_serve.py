@@ -145,8 +145,9 @@ def retrieve_runs(
 
 
 def round_trip(env: dict[str, str], queries: list[str], runs: int) -> h.Stats:
-    """The warm request alone (query embedding + search + JSON) for questions new to the server,
-    from one already-started client."""
+    """The warm request alone (query embedding + search + JSON), from one already-started client,
+    over the first ``runs + 1`` of ``queries`` (the first warms up). The server remembers a
+    question's vector and word hits: a caller timing new questions passes ones it has not asked."""
     code = (
         "import json, sys, time\n"
         "sys.path.insert(0, sys.argv[2])\n"
@@ -162,12 +163,7 @@ def round_trip(env: dict[str, str], queries: list[str], runs: int) -> h.Stats:
         f"    h.check_answer(r, q, {TOP_K}, mode='hybrid')\n"
         "print(json.dumps(out))\n"
     )
-    # Questions the warm clients before did not ask (they take the last one and then the first
-    # ``runs``): the server remembers a question's vector and word hits, and this row times the
-    # work of a new one.
-    if 2 * runs + 2 > len(queries):
-        raise ValueError(f"--runs {runs}: at most {(len(queries) - 2) // 2} with {len(queries)} planted questions")
-    picked = queries[-(runs + 2) : -1]
+    picked = [queries[i % len(queries)] for i in range(runs + 1)]
     here = str(Path(__file__).resolve().parent)
     res = subprocess.run(
         [sys.executable, "-c", code, json.dumps(picked), here], env=env, capture_output=True, text=True, timeout=900
@@ -175,6 +171,13 @@ def round_trip(env: dict[str, str], queries: list[str], runs: int) -> h.Stats:
     if res.returncode != 0:
         raise RuntimeError(res.stderr[-400:])
     return h.Stats(json.loads(res.stdout)[1:])
+
+
+def unasked(queries: list[str], runs: int) -> list[str]:
+    """``runs + 1`` of ``queries`` that :func:`retrieve_runs` with ``runs`` did not ask."""
+    if 2 * runs + 2 > len(queries):
+        raise ValueError(f"--runs {runs}: at most {(len(queries) - 2) // 2} with {len(queries)} planted questions")
+    return queries[-(runs + 2) : -1]
 
 
 def check_tcp(port: int, key: str, queries: list[str]) -> None:
@@ -262,7 +265,8 @@ def main() -> int:
             after = (serve_status(dense_env) or {}).get("requests", 0)
             if after - before < args.runs + 1:
                 raise RuntimeError(f"only {after - before} of {args.runs + 1} retrieves reached the warm server")
-            rt = round_trip(dense_env, queries, args.runs)
+            # The warm clients above asked the last question and then the first ``runs``.
+            rt = round_trip(dense_env, unasked(queries, args.runs), args.runs)
             rows.append(["`memu-claude-code retrieve`, server warm (MiniLM query)", warm.cell(), warm.rss_cell()])
             rows.append(["  of which: the socket request (embed + search + JSON)", rt.cell(), "—"])
         finally:
