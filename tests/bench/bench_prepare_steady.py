@@ -10,11 +10,18 @@ each followed by an untimed ``commit``). ``--before`` names the other side's sou
 ``PYTHONPATH``; for example the sources of an older commit from ``git archive``. Without it only
 this code is timed.
 
+``--installed`` adds the command as a user runs it: the wheels of memu-core and the Claude Code
+host built from this checkout and installed by pip into a fresh venv (``bench_launch.wheel_venv``:
+bytecode compiled at install time, setuptools' ``.pth`` file, no editable source folders on
+``sys.path``), with this environment's third-party packages linked into its ``site-packages``, run
+through pip's ``memu-claude-code`` launcher. Its own floor, that venv's ``python -c pass``, is timed
+beside it.
+
 Every process runs with bytecode caches in the temp dir (an installed program has them), whatever
 ``PYTHONDONTWRITEBYTECODE`` says. Prints medians (min-max) of wall and CPU (user + sys) and the
 load average.
 
-    python tests/bench/bench_prepare_steady.py [--runs 9] [--sessions 100] [--before SRC:SRC]
+    python tests/bench/bench_prepare_steady.py [--runs 9] [--sessions 100] [--before SRC:SRC] [--installed]
 """
 
 from __future__ import annotations
@@ -27,12 +34,14 @@ import resource
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
 import _harness
 import bench_prepare
+from bench_launch import OURS, wheel_venv
 
 CLI = "import sys; from memu_host_claude_code.cli import main; sys.argv[0] = 'memu-claude-code'; main()"
 
@@ -50,6 +59,28 @@ def _run(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     return took, cpu, proc.stdout
 
 
+def _installed(work: Path) -> Path:
+    """A venv holding memu's wheels (pip's install) and links to this environment's other
+    packages, as a user's ``pip install memu-core memu-host-claude-code`` leaves it; its root."""
+    root = wheel_venv(work)
+    purelib = Path(
+        subprocess.run(
+            [str(root / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    here = Path(sysconfig.get_paths()["purelib"])
+    for entry in here.iterdir():
+        name = entry.name.lower()
+        # memu's own come from the wheels; a .pth file would put a source folder on sys.path.
+        if name.startswith(OURS) or name.endswith(".pth") or (purelib / entry.name).exists():
+            continue
+        (purelib / entry.name).symlink_to(entry)
+    return root
+
+
 def _line(label: str, wall: list[float], cpu: list[float]) -> str:
     ms = [1000 * x for x in wall], [1000 * x for x in cpu]
     return (
@@ -65,6 +96,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--records", type=int, default=200)
     parser.add_argument("--before", default="", help="the other side's source folders, ':'-separated")
+    parser.add_argument("--installed", action="store_true", help="also time the wheels as pip installs them")
     opts = parser.parse_args()
     print("## Prepare, steady state: one session grew\n")
     print(_harness.machine_line())
@@ -86,14 +118,20 @@ def main() -> None:
         sides = {"now": dict(env, MEMU_DB=str(work / "now.sqlite3"))}
         if opts.before:
             sides["before"] = dict(env, MEMU_DB=str(work / "before.sqlite3"), PYTHONPATH=opts.before)
-        cli = [sys.executable, "-c", CLI]
+        commands = {name: [sys.executable, "-c", CLI] for name in sides}
+        floors = {"floor, python -c pass": [sys.executable, "-c", "pass"]}
+        if opts.installed:
+            venv = _installed(work)
+            sides["installed"] = dict(env, MEMU_DB=str(work / "installed.sqlite3"))
+            commands["installed"] = [str(venv / "bin" / "memu-claude-code")]
+            floors["floor of the installed venv"] = [str(venv / "bin" / "python"), "-c", "pass"]
         common = ["--session-dir", str(sessions)]
         for name, side in sides.items():  # untimed: mine everything, commit, fill the caches
             base = ["--base-dir", str(work / f"base-{name}")]
-            _run([*cli, "prepare", *common, *base, "--max-jobs", str(opts.sessions)], side)
-            _run([*cli, "commit", *base], side)
+            _run([*commands[name], "prepare", *common, *base, "--max-jobs", str(opts.sessions)], side)
+            _run([*commands[name], "commit", *base], side)
         print(f"{opts.sessions} sessions x {opts.records} records; load average {os.getloadavg()[0]:.1f}")
-        floor: tuple[list[float], list[float]] = ([], [])
+        floor: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label in floors}
         timed: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in sides}
         rng = random.Random(11)
         files = sorted(sessions.rglob("*.jsonl"))
@@ -103,18 +141,20 @@ def main() -> None:
                 for j in range(5):
                     record = bench_prepare._record(rng, 20_000 + i * 10 + j, grown.stem, "2026-09-01T00:00:00Z")
                     fh.write(json.dumps(record) + "\n")
-            wall, cpu, _ = _run([sys.executable, "-c", "pass"], env)
-            floor[0].append(wall)
-            floor[1].append(cpu)
+            for label, args in floors.items():
+                wall, cpu, _ = _run(args, env)
+                floor[label][0].append(wall)
+                floor[label][1].append(cpu)
             for name in list(sides) if i % 2 == 0 else list(reversed(sides)):
                 base = ["--base-dir", str(work / f"base-{name}")]
-                wall, cpu, out = _run([*cli, "prepare", *common, *base, "--json"], sides[name])
+                wall, cpu, out = _run([*commands[name], "prepare", *common, *base, "--json"], sides[name])
                 if json.loads(out)["sessions"] != 1:
                     sys.exit(f"{name}: the steady run mined {json.loads(out)['sessions']} sessions, not 1")
                 timed[name][0].append(wall)
                 timed[name][1].append(cpu)
-                _run([*cli, "commit", *base], sides[name])
-        print(_line("floor, python -c pass", *floor))
+                _run([*commands[name], "commit", *base], sides[name])
+        for label, (wall_s, cpu_s) in floor.items():
+            print(_line(label, wall_s, cpu_s))
         for name, (wall_s, cpu_s) in timed.items():
             print(_line(f"steady prepare, {name}", wall_s, cpu_s))
         print(f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
