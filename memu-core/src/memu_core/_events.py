@@ -40,16 +40,18 @@ MAX_LEDGER_ENTRIES = 200
 
 
 def _sinks() -> list[EventSink]:
-    from memu_core import events
+    # The switches' own module, not the catalogue (memu_core.events with its line format): an
+    # event nobody hears needs neither (ADR 0026's sixth pass).
+    from memu_core._config import telemetry as switches
 
-    if events.opted_out():
+    if switches.opted_out():
         return []
     from memu_core._plugins.manager import get_plugins
 
     manager = get_plugins()
     # Telemetry is off by default: then no sink plugin is imported for an event (the per-turn
     # path stays as light as with none installed); plugins registered in process still hear.
-    if not events.telemetry_on() and not manager.has_in_process_plugins():
+    if not switches.telemetry_on() and not manager.has_in_process_plugins():
         return []
     return manager.sinks()
 
@@ -86,9 +88,9 @@ def flush() -> tuple[int, int]:
 def recording() -> bool:
     """Whether an event recorded now would be kept: telemetry is on and a sink is installed."""
     try:
-        from memu_core import events
+        from memu_core._config import telemetry as switches
 
-        return events.telemetry_on() and bool(_sinks())
+        return switches.telemetry_on() and bool(_sinks())
     except Exception:
         return False
 

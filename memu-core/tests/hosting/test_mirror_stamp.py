@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from .conftest import TOY, toy_line, write_session
 
 STORE_ONE = """
 import sys
+import time
 from memu_core._compose import local_engine
 engine = local_engine()
 try:
@@ -136,3 +138,86 @@ def test_another_store_file_at_the_same_path_and_generation_is_listed_again(
     assert run_host(TOY, ["prepare"]) == 0
     assert len(opened) == before + 1
     assert sorted(p.name for p in _memory(home).glob("*.md")) == ["other.md"]
+
+
+@pytest.fixture
+def probed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times ``prepare`` read the store's generation through SQLite (counted)."""
+    from memu_core._bridge import mirrorstamp
+
+    calls: list[int] = []
+    real = mirrorstamp._probe
+
+    def counting(path: Path, scope: str) -> str | None:
+        calls.append(1)
+        return real(path, scope)
+
+    monkeypatch.setattr(mirrorstamp, "_probe", counting)
+    return calls
+
+
+def _age_store(home: Path, seconds: int = 3600) -> None:
+    """Date the store's files back, as if the last write were ``seconds`` ago (a steady run's
+    store was last written hours earlier; this test's was written a moment ago)."""
+    at = time.time_ns() - seconds * 1_000_000_000
+    for suffix in ("", "-wal"):
+        path = Path(f"{home / '.memu' / 'memu.sqlite3'}{suffix}")
+        if path.exists():
+            os.utime(path, ns=(at, at))
+
+
+def test_quiet_store_files_vouch_for_the_stamp_and_any_write_is_still_noticed(
+    sessions_root: Path, home: Path, opened: list[int], probed: list[int]
+) -> None:
+    _store_elsewhere("deploys", "make ship")
+    for n in range(3):
+        _round(sessions_root, n)
+    _age_store(home)
+    _round(sessions_root, 3)  # the files changed since the last stamp: read again, then recorded
+    before, reads = len(opened), len(probed)
+    _round(sessions_root, 4)
+    _round(sessions_root, 5)
+    assert (len(opened), len(probed)) == (before, reads), "a steady prepare read the store"
+
+    _store_elsewhere("tests", "run pytest -x first")  # a write moves the log's (or store's) time
+    write_session(sessions_root, "s1", toy_line("user", "turn 6"))
+    assert run_host(TOY, ["prepare"]) == 0
+    assert (len(opened), len(probed)) == (before + 1, reads + 1)
+    assert sorted(p.name for p in _memory(home).glob("*.md")) == ["deploys.md", "tests.md"]
+
+
+def test_a_store_rewritten_in_place_at_the_same_size_is_read_again(
+    sessions_root: Path, home: Path, opened: list[int], probed: list[int]
+) -> None:
+    _store_elsewhere("deploys", "make ship")
+    for n in range(3):
+        _round(sessions_root, n)
+    _age_store(home)
+    _round(sessions_root, 3)
+    reads = len(probed)
+    store = home / ".memu" / "memu.sqlite3"
+    data = store.read_bytes()
+    with store.open("r+b") as fh:  # the same bytes, written again: only the time moves
+        fh.write(data)
+    _round(sessions_root, 4)
+    assert len(probed) == reads + 1
+
+
+def test_store_files_are_not_vouched_for_while_recently_written(tmp_path: Path) -> None:
+    from memu_core._bridge import mirrorstamp
+
+    store = tmp_path / "memu.sqlite3"
+    store.write_bytes(b"x" * 10)
+    assert mirrorstamp.store_files(store, "s") is None  # written just now: its time may repeat
+    old = time.time_ns() - 10 * mirrorstamp.QUIET_NS
+    os.utime(store, ns=(old, old))
+    quiet = mirrorstamp.store_files(store, "s")
+    assert quiet is not None and quiet.endswith("|-")
+    wal = Path(f"{store}-wal")
+    wal.write_bytes(b"")  # an empty log holds nothing, whenever it was made
+    assert mirrorstamp.store_files(store, "s") == quiet
+    wal.write_bytes(b"frame")
+    assert mirrorstamp.store_files(store, "s") is None
+    os.utime(wal, ns=(old, old))
+    assert mirrorstamp.store_files(store, "s") not in (None, quiet)
+    assert mirrorstamp.store_files(store, "other scope") != mirrorstamp.store_files(store, "s")

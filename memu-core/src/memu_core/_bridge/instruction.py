@@ -8,6 +8,7 @@ previous file, and leave every byte outside the block as it was.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -21,9 +22,24 @@ SKILL_NAME = "memu-retrieve"
 END_MARKER = "<!-- memu:end -->"
 SKILL_TEMPLATE = "retrieval-skill"
 
-_STAMP = re.compile(r"^<!-- memu:template retrieval-skill (\S+) \((\S+)\) -->$", re.MULTILINE)
-_FRONTMATTER = re.compile(r"\A---\n.*?^---\n", re.MULTILINE | re.DOTALL)
-_HEADING = re.compile(r"\A\s*# [^\n]*\n")
+_STAMP_START = "<!-- memu:template retrieval-skill "
+
+
+# The patterns compile on first use: a steady prepare's refresh usually finds no stamp and no
+# block to read them on (ADR 0026's sixth pass).
+@functools.cache
+def _stamp() -> re.Pattern[str]:
+    return re.compile(r"^<!-- memu:template retrieval-skill (\S+) \((\S+)\) -->$", re.MULTILINE)
+
+
+@functools.cache
+def _frontmatter() -> re.Pattern[str]:
+    return re.compile(r"\A---\n.*?^---\n", re.MULTILINE | re.DOTALL)
+
+
+@functools.cache
+def _heading() -> re.Pattern[str]:
+    return re.compile(r"\A\s*# [^\n]*\n")
 
 
 def begin_marker(binary: str) -> str:
@@ -45,7 +61,7 @@ def stamp(chosen: Candidate) -> str:
 
 def installed_version(text: str) -> Version:
     """The version the stamp in ``text`` records; ``()`` (older than any) when there is none."""
-    m = _STAMP.search(text)
+    m = _stamp().search(text) if _STAMP_START in text else None
     if m is None:
         return ()
     try:
@@ -68,8 +84,8 @@ def skill_text(binary: str, chosen: Candidate | None = None) -> str:
 def retrieval_body(binary: str, chosen: Candidate | None = None) -> str:
     """The procedure alone: the skill document without its frontmatter and first heading."""
     text = _chosen(chosen).body.format(binary=binary)
-    text = _FRONTMATTER.sub("", text, count=1)
-    text = _HEADING.sub("", text, count=1)
+    text = _frontmatter().sub("", text, count=1)
+    text = _heading().sub("", text, count=1)
     return text.strip("\n") + "\n"
 
 
@@ -208,7 +224,8 @@ def refresh(path: Path, binary: str, skills_dir: Path | None) -> list[Change]:
     if skill_file is not None and skill_file.is_file() and newer_skill:
         changes.append(write_file(skill_file, skill_text(binary, chosen), dry_run=False, backup=False))
     current = _read(path)
-    found = _block_re(binary).search(current)
+    # No begin marker, no block: the pattern (and its compilation) is needed only when there is.
+    found = _block_re(binary).search(current) if begin_marker(binary) in current else None
     # A skill host's block is the pointer (memu's own text); an inline block carries the procedure.
     if found and (skills_dir is not None or chosen.version > installed_version(found.group(0))):
         text = instruction_text(binary, skill=skills_dir is not None, chosen=chosen)

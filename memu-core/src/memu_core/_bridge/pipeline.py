@@ -286,15 +286,19 @@ def _mirror(layout: Layout, backend: Callable[[], AgenticMemoryBackend]) -> sync
     """Mirror the store into the tree, or, when neither the store (its stamp) nor the tree changed
     since a sync that changed nothing, skip opening the backend: the result would be the same."""
     where = mirror_scope()
-    stamp = mirrorstamp.current(where)  # read before listing: a write during it changes the next stamp
-    recorded = mirrorstamp.load(layout.mirror_stamp) if stamp is not None else None
-    if recorded is not None and recorded["store"] == stamp:
+    recorded = mirrorstamp.load(layout.mirror_stamp)
+    # Read before listing: a write during it changes the next stamp (and the files' signature).
+    stamp, files = mirrorstamp.current(where, recorded)
+    if recorded is not None and stamp is not None and recorded["store"] == stamp:
         kept = sync.unchanged(layout, recorded["baseline"], recorded["listed"])
         if kept is not None:
+            if files is not None and files != recorded.get("files"):  # the files vouch for it now
+                mirrorstamp.record(layout.mirror_stamp, stamp, recorded["listed"], recorded["baseline"], files)
             return kept
     mirrored = sync.sync(layout, backend(), where=where)
     baseline = {rel: entry.to_json() for rel, entry in mirrored.baseline.items()}
-    mirrorstamp.record(layout.mirror_stamp, stamp if mirrored.settled else None, mirrored.listed, baseline)
+    settled = mirrored.settled
+    mirrorstamp.record(layout.mirror_stamp, stamp if settled else None, mirrored.listed, baseline, files)
     return mirrored
 
 

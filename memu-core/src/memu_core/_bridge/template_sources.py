@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import ClassVar
 
 from memu_core._atomic import write_text
-from memu_core._bridge import template_fetch as fetch
-from memu_core._bridge import template_sign as signing
 from memu_core._bridge import template_text as tt
 from memu_core._config import resolve as config
 from memu_core._layout import docs_cache, instruction_cache
@@ -51,11 +49,17 @@ def cache_path(name: str) -> Path:
     return docs_cache(*guide) if guide else instruction_cache(name)
 
 
+# The fetcher and the signature checker load only where a server is configured: with none (the
+# default), a run resolves every template from the installed texts (ADR 0026's sixth pass).
 def _sig_path(path: Path) -> Path:
+    from memu_core._bridge import template_sign as signing
+
     return path.with_name(path.name + signing.SIG_SUFFIX)
 
 
 def _check_signature(data: bytes, signature: str | None) -> None:
+    from memu_core._bridge import template_sign as signing
+
     keys = signing.configured_keys()
     if keys:
         signing.verify(data, signature, keys)
@@ -72,6 +76,9 @@ class ServerTemplates(TemplateResolver):
         base = base_url(name)
         if not base or not tt.known(name):
             return None
+        from memu_core._bridge import template_fetch as fetch
+        from memu_core._bridge import template_sign as signing
+
         url = url_of(base, name)
         try:
             data = fetch.get(url)
@@ -92,6 +99,9 @@ class ServerTemplates(TemplateResolver):
 
     @staticmethod
     def _signature(url: str) -> str | None:
+        from memu_core._bridge import template_fetch as fetch
+        from memu_core._bridge import template_sign as signing
+
         try:
             return fetch.text(fetch.get(url + signing.SIG_SUFFIX), url + signing.SIG_SUFFIX)
         except fetch.NotPublished:
@@ -125,6 +135,9 @@ class CachedTemplates(TemplateResolver):
         """The cached text while its server is configured and the text still passes, else ``None``."""
         if not base_url(name) or not tt.known(name):
             return None
+        from memu_core._bridge import template_fetch as fetch
+        from memu_core._bridge import template_sign as signing
+
         path = cache_path(name)
         try:
             data = path.read_bytes()

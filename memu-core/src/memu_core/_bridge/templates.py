@@ -12,7 +12,6 @@ the floor, so resolution never fails a command.
 
 from __future__ import annotations
 
-from memu_core._bridge import template_fetch
 from memu_core._bridge import template_text as tt
 from memu_core._bridge.template_sources import EmbeddedTemplates, embedded
 from memu_core.errors import UsageError
@@ -24,20 +23,25 @@ def candidates(name: str) -> list[tt.Candidate]:
     """Every valid answer for ``name``, in the order the resolvers were asked."""
     from memu_core._plugins.manager import get_plugins
 
+    def note(message: str) -> None:
+        from memu_core._bridge import template_fetch  # notes only for a resolver that failed
+
+        template_fetch.note(message)
+
     found: list[tt.Candidate] = []
     for resolver in get_plugins().resolvers():
         source = str(getattr(resolver, "name", type(resolver).__name__))
         try:
             text = resolver.resolve(name)
         except Exception as exc:  # a broken resolver must not stop a bridging run
-            template_fetch.note(f"template {name}: resolver {source!r} failed ({type(exc).__name__}: {exc})")
+            note(f"template {name}: resolver {source!r} failed ({type(exc).__name__}: {exc})")
             continue
         if text is None:
             continue
         try:
             found.append(tt.read(name, source, text))
         except ValueError as exc:
-            template_fetch.note(f"template {name}: resolver {source!r} answered an unusable text: {exc}")
+            note(f"template {name}: resolver {source!r} answered an unusable text: {exc}")
     return found
 
 

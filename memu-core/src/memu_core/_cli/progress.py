@@ -11,9 +11,9 @@ when a bar is drawn.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
@@ -82,9 +82,13 @@ class Progress:
         self._last_line = self._started
         self._last_count = 0
         self._spoke = False
-        self._lock = threading.RLock()
-        self._stop = threading.Event()
-        self._ticker: threading.Thread | None = None
+        # ``_thread``, not ``threading``: a ticker needs a lock and a timed wait, and ``threading``
+        # costs every prepare about 1 ms to import (ADR 0026's sixth pass).
+        self._lock = _thread.RLock()
+        self._stop = _thread.allocate_lock()
+        self._stop.acquire()  # held until close(): the ticker's timed wait on it is its clock
+        self._ticker: Any = None
+        """A lock the ticker holds while it runs; acquiring it joins the ticker."""
         self._bar: Any = None
         self._bar_task: Any = None
         self._closed = False
@@ -102,17 +106,19 @@ class Progress:
         self._started = self._last_line = time.monotonic()
         if self._quiet <= 0 and self.terminal:
             self._draw()
-        self._ticker = threading.Thread(target=self._tick, name=f"memu-progress-{self.task}", daemon=True)
-        self._ticker.start()
+        running = _thread.allocate_lock()
+        running.acquire()
+        self._ticker = running
+        _thread.start_new_thread(self._run_ticker, (running,))
 
     def close(self, *, finished: bool = True) -> None:
         """Stop drawing; a piped run that wrote lines writes its last count (when ``finished``)."""
         if self._closed:
             return
         self._closed = True
-        self._stop.set()
+        self._stop.release()
         if self._ticker is not None:
-            self._ticker.join(timeout=2.0)
+            self._ticker.acquire(timeout=2.0)
         with self._lock:
             if self._bar is not None:
                 self._bar.update(self._bar_task, completed=self.done, total=self.total)
@@ -169,8 +175,14 @@ class Progress:
         self._bar.start()
         self._bar_task = self._bar.add_task(self.task, total=self.total, completed=self.done)
 
+    def _run_ticker(self, running: Any) -> None:
+        try:
+            self._tick()
+        finally:
+            running.release()
+
     def _tick(self) -> None:
-        while not self._stop.wait(0.2):
+        while not self._stop.acquire(timeout=0.2):
             with self._lock:
                 if self._closed or not self._slow():
                     continue

@@ -15,7 +15,15 @@ MEMORY_DBS = (":memory:", "inmemory")
 SQLITE_PREFIXES = ("sqlite:",)
 POSTGRES_PREFIXES = ("postgres://", "postgresql://", "postgresql+psycopg://")
 
-_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+@functools.cache
+def _scheme_re() -> re.Pattern[str]:
+    """A URL's scheme and ``://`` at the start (compiled on first use: a path needs none)."""
+    return re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _has_scheme(text: str) -> bool:
+    return "://" in text and _scheme_re().match(text) is not None
 
 
 def normalise_db(value: str) -> str:
@@ -38,7 +46,7 @@ def normalise_db(value: str) -> str:
     if lowered.startswith("sqlite:///") and len(text) > len("sqlite:///"):
         rest = text[len("sqlite:///") :]
         return text if rest.startswith("/") else "sqlite:///" + _absolute(rest)
-    if lowered.startswith(SQLITE_PREFIXES) or _SCHEME_RE.match(text):
+    if lowered.startswith(SQLITE_PREFIXES) or _has_scheme(text):
         return text
     return _absolute(text)
 
@@ -62,7 +70,7 @@ def redact_dsn(url: str) -> str:
     ``:memory:``) come back unchanged. String surgery rather than urllib round trips, so the rest
     of the URL is shown exactly as written (``sqlite:///x`` stays ``sqlite:///x``).
     """
-    if not _SCHEME_RE.match(url):
+    if not _has_scheme(url):
         return url
     scheme, rest = url.split("://", 1)
     head_end = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))

@@ -80,9 +80,11 @@ def _flush_events() -> None:
 
 def _print_prepare(spec: HostSpec, layout: Any, report: PrepareReport, as_json: bool) -> None:
     if as_json:
-        from memu_core._retrieve_output import render
+        import json
 
-        _say(render({**report.as_dict(), "jobs_dir": str(layout.jobs)}))
+        # The form of ``_retrieve_output.render`` (indented, UTF-8 kept), without importing the
+        # answer formatter a prepare has no other use for.
+        _say(json.dumps({**report.as_dict(), "jobs_dir": str(layout.jobs)}, indent=2, ensure_ascii=False, default=str))
         return
     for w in report.warnings:
         _warn(f"warning: {w}")
