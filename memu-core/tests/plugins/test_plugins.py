@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import types
 from importlib import metadata
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -415,3 +416,24 @@ def test_installed_plugins_declare_exactly_what_they_register() -> None:
         alone = Plugins(entry_points=functools.partial(list, [entry.ep]), environ={}, builtins=[])
         for kind in kinds:
             assert set(alone.registry(kind)) == entry.provides.get(kind.group, set()), (entry.name, kind.group)
+
+
+def test_discovery_reads_each_distribution_once_with_its_version_and_any_line_ending(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    (first / "memu_extra-1.2.dist-info").mkdir(parents=True)
+    (first / "memu_extra-1.2.dist-info" / "entry_points.txt").write_bytes(
+        b"[console_scripts]\r\nx = y:z\r\n\r\n[memu]\r\nextra = memu_extra.plugin\r\n"
+    )
+    (first / "no_plugins-0.1.dist-info").mkdir()  # no entry_points.txt at all
+    (first / "other-2.0.dist-info").mkdir()
+    (first / "other-2.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nother = o:main\n")
+    (second / "memu_extra-0.9.dist-info").mkdir(parents=True)  # shadowed by the first folder's copy
+    (second / "memu_extra-0.9.dist-info" / "entry_points.txt").write_text("[memu]\nold = memu_extra.old\n")
+    (second / "Develop_Plugin.egg-info").mkdir()  # a develop install: the version is in PKG-INFO
+    (second / "Develop_Plugin.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: x\nVersion: 3.1\n\n")
+    (second / "Develop_Plugin.egg-info" / "entry_points.txt").write_text("[memu.stores]\nkept = develop.plugin\n")
+    found = discovery._scan("memu", (str(first), str(tmp_path / "missing"), str(second)))
+    assert [(e.name, e.value, e.group, e.dist) for e in found] == [
+        ("extra", "memu_extra.plugin", "memu", discovery.InstalledDistribution("memu-extra", "1.2")),
+        ("kept", "develop.plugin", "memu.stores", discovery.InstalledDistribution("develop-plugin", "3.1")),
+    ]
