@@ -16,7 +16,6 @@ load, every record goes through the rules, as before.
 from __future__ import annotations
 
 import _thread
-import bisect
 import re
 from typing import Any
 
@@ -94,7 +93,9 @@ def candidates(joined: bytes, count: int, sep: bytes = b"\x00") -> list[int] | N
     if len(nuls) != count - 1:
         return list(range(count))  # not the promised shape: let the rules see everything
     # A match ending at ``end`` lies in the record that holds byte ``end - 1``.
-    return sorted({bisect.bisect_right(nuls, end - 1) for end in ends})
+    from bisect import bisect_right  # only a batch with a match needs it
+
+    return sorted({bisect_right(nuls, end - 1) for end in ends})
 
 
 def reset_for_tests(engine: Any = None, tried: bool = False) -> tuple[Any, bool]:

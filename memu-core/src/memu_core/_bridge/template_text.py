@@ -55,8 +55,8 @@ GUIDE_TOKENS = frozenset(
 )
 """Every token a guide may use (the keys of :func:`memu_core._bridge.guides.tokens`)."""
 
-_HEADER = re.compile(r"<!-- memu-template (?P<name>\S+) v(?P<version>\d+(?:\.\d+)*) -->")
 _HEADER_START = "<!-- memu-template"
+_HEADER_OPEN, _HEADER_CLOSE = _HEADER_START + " ", " -->"
 _GUIDE_START = "docs/"
 
 
@@ -117,10 +117,29 @@ def header(name: str, version: str) -> str:
     return f"<!-- memu-template {name} v{version} -->"
 
 
+def _is_version(raw: str) -> bool:
+    """Whether ``raw`` is decimal digits in dot-separated groups (the pattern ``\\d+(?:\\.\\d+)*``,
+    checked without compiling it: every run reads the templates' versions)."""
+    return all(part.isdecimal() for part in raw.split("."))
+
+
+def _header_fields(line: str) -> tuple[str, str] | None:
+    """``(name, version)`` of a whole header line ``<!-- memu-template NAME vVERSION -->``, where
+    NAME has no whitespace, or ``None``."""
+    if len(line) < len(_HEADER_OPEN) + len(_HEADER_CLOSE) or not line.startswith(_HEADER_OPEN):
+        return None
+    if not line.endswith(_HEADER_CLOSE):
+        return None
+    name, space, version = line[len(_HEADER_OPEN) : -len(_HEADER_CLOSE)].partition(" ")
+    if not space or not name or any(char.isspace() for char in name) or not version.startswith("v"):
+        return None
+    return (name, version[1:]) if _is_version(version[1:]) else None
+
+
 def parse_version(text: str) -> Version:
     """``"3"`` or ``"v2025.8.1"`` as a comparable tuple; raise ``ValueError`` otherwise."""
     raw = text.strip().removeprefix("v")
-    if not re.fullmatch(r"\d+(?:\.\d+)*", raw):
+    if not _is_version(raw):
         raise ValueError(f"{text!r} is not a version (digits separated by dots, like 3 or 2025.8.1)")
     return tuple(int(part) for part in raw.split("."))
 
@@ -130,12 +149,12 @@ def read(name: str, source: str, text: str) -> Candidate:
     version, body = UNVERSIONED, text
     first, newline, rest = text.partition("\n")
     if first.startswith(_HEADER_START):
-        m = _HEADER.fullmatch(first.strip())
-        if m is None:
+        fields = _header_fields(first.strip())
+        if fields is None:
             raise ValueError(f"unreadable header line {first.strip()[:80]!r}")
-        if m.group("name") != name:
-            raise ValueError(f"its header names {m.group('name')!r}, not {name!r}")
-        version, body = parse_version(m.group("version")), rest if newline else ""
+        if fields[0] != name:
+            raise ValueError(f"its header names {fields[0]!r}, not {name!r}")
+        version, body = parse_version(fields[1]), rest if newline else ""
     problem = guide_problem(body) if split_guide(name) else job_problem(name, body)
     if problem:
         raise ValueError(problem)
