@@ -30,11 +30,15 @@ OFF_THE_PATH = {
     "memu_core._retrieve_output",
     "memu_core._bridge.template_fetch",
     "memu_core._bridge.template_sign",
+    "bisect",
+    "memu_core._bridge.resources",
+    "memu_core._bridge.runlog",
 }
 """ADR 0026's sixth pass: SQLite for the mirror's stamp (the store's files vouch for it while no
 write moved them), ``threading`` for the progress ticker (``_thread`` does), the event catalogue
-for an event nobody hears, the answer formatter for the JSON report, and the template fetcher
-and signature checker while no template server is configured."""
+for an event nobody hears, the answer formatter for the JSON report, the template fetcher and
+signature checker while no template server is configured, ``bisect`` for a batch without a
+secret, and the commit's own modules."""
 NOT_NEEDED = {
     "secrets",
     "importlib.resources",

@@ -16,10 +16,9 @@ from pathlib import Path
 
 from memu_core import _events as events
 from memu_core._atomic import read_json, write_json
-from memu_core._bridge import jobs, mirrorstamp, resources, run, runlog, scan, selfskip, snapshot, sync
+from memu_core._bridge import jobs, mirrorstamp, run, scan, selfskip, snapshot, sync
 from memu_core._bridge.lock import host_lock
 from memu_core._bridge.mine import Mined
-from memu_core._engine.actor import acting_as
 from memu_core._hostkit.spec import HostSpec
 from memu_core._layout import Layout, ensure_private_dir, remove_tree
 from memu_core._log import get_logger
@@ -375,6 +374,8 @@ def commit(
         counts = {"recall_file_count": len(report.files), "resource_count": report.resources, "session_count": sessions}
         properties.update(counts)
     if isinstance(marker, dict) and isinstance(marker.get("run"), str):  # a prepared run, now finished
+        from memu_core._bridge import runlog
+
         stored, forgotten = len(report.files), len(report.forgotten)
         runlog.record(layout, run=marker["run"], sessions=sessions, stored=stored, forgotten=forgotten)
     bridging = bool(os.environ.get(selfskip.BRIDGING_RUN_ENV, "").strip())
@@ -390,6 +391,10 @@ def _commit(
     owner: str,
     binary: str,
 ) -> CommitReport:
+    # The commit's own modules: a prepare (the scheduled run's other half) never needs them.
+    from memu_core._bridge import resources
+    from memu_core._engine.actor import acting_as
+
     report = CommitReport()
     with host_lock(layout.lock, host), contextlib.ExitStack() as stack:
         marker = run.read(layout.run_marker)
@@ -461,5 +466,7 @@ def _forget(be: AgenticMemoryBackend, deleted: list[tuple[str, str]]) -> tuple[l
 
 def verify_resources(layout: Layout, host: str) -> int:
     """Turn the touched-file log into ``resources.md``; return how many paths were kept."""
+    from memu_core._bridge import resources
+
     with host_lock(layout.lock, host):
         return resources.verify_log(layout.resource_log, layout.resources)
