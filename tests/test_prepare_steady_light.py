@@ -3,8 +3,10 @@ run): what a scheduled bridging run pays every time, in a fresh process (ADR 002
 
 The run must import no plugin but its host's (the template resolvers and the host come from
 declared plugins), none of the frameworks, and none of the standard modules it used to pull in
-for nothing; it builds no dataclass but the public ones it reads (the host spec and the
-transcript types); it fsyncs only the staged cursor and the run marker (file and folder each).
+for nothing; it builds no dataclass and imports no ``dataclasses`` (the public types a host
+plugin builds, the host spec and the transcript types, are value classes that import it only when
+the dataclasses API is used on them); it fsyncs only the staged cursor and the run marker (file and
+folder each).
 """
 
 from __future__ import annotations
@@ -54,17 +56,16 @@ NOT_NEEDED = {
     "hashlib",
     "base64",
     "binascii",
+    "dataclasses",
 }
 """Modules the steady path once imported for a random suffix, a packaged text file, entry points
 and the warm server's client (which only a ``retrieve`` can use); then, for a temp file's name
 and the staging folders' removal, the store and engine dataclasses beside the transcript types,
 and the engine and the store to list an unchanged store again for the mirror (ADR 0026's third
 amendment); then OpenSSL's hashes (no mirrored file to digest, no Cowork session to name) and
-base64 (no template key to read), ADR 0026's fourth amendment. Each cost milliseconds."""
-PUBLIC_DATACLASSES = ["HostSpec", "KeptRead", "SelfSessions", "SessionFile", "TranscriptRead"]
-"""The only dataclasses the steady path may build: public types a host plugin constructs. memu's
-own value classes on the path are plain (``memu_core._value``): a dataclass compiles its methods
-at import, 0.4-1 ms each."""
+base64 (no template key to read), ADR 0026's fourth amendment; then ``dataclasses`` (ADR 0026's
+fifth amendment: the five public dataclasses a host plugin builds became value classes). Each cost
+milliseconds."""
 
 PROBE = """
 import os, sys
@@ -83,17 +84,22 @@ except SystemExit as exc:
 mods = sorted(m for m in sys.modules if m.startswith(THIRD_PARTY) or m.split(".")[0] in FRAMEWORKS or m in NOT_NEEDED)
 print("LOADED", mods, file=sys.stderr)
 print("FSYNCS", [os.path.basename(str(f)) for f in fsyncs], file=sys.stderr)
-import dataclasses
+# A class with dataclass fields made (by @dataclass, or by a value class on first use of the
+# dataclasses API): none may be, and the value classes must still be ready to make theirs.
 built = sorted(
     {
         obj.__qualname__
         for name, module in list(sys.modules.items())
         if name.startswith("memu") and module is not None
         for obj in vars(module).values()
-        if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__.startswith("memu")
+        if isinstance(obj, type) and isinstance(vars(obj).get("__dataclass_fields__"), dict)
     }
 )
 print("DATACLASSES", built, file=sys.stderr)
+from memu_core._hostkit.spec import HostSpec
+from memu_core._transcript_types import KeptRead
+import dataclasses
+print("API", dataclasses.is_dataclass(HostSpec), [f.name for f in dataclasses.fields(KeptRead)][-1], file=sys.stderr)
 """
 
 
@@ -170,7 +176,9 @@ def test_a_steady_prepare_imports_only_its_host_and_fsyncs_only_cursor_and_marke
         "'memu_host_claude_code.source', 'memu_host_claude_code.spec']"
     ), loaded
     built = next(line for line in out.stderr.splitlines() if line.startswith("DATACLASSES"))
-    assert built == f"DATACLASSES {PUBLIC_DATACLASSES}", built
+    assert built == "DATACLASSES []", built
+    api = next(line for line in out.stderr.splitlines() if line.startswith("API"))
+    assert api == "API True corrupt", api  # the dataclasses API still answers once imported
     fsyncs = next(line for line in out.stderr.splitlines() if line.startswith("FSYNCS"))
     # The staged cursor and the run marker, each a temp file then its folder: the order a crash
     # needs (ADR 0014). The backlog count and an unchanged mirror baseline are not fsynced.

@@ -4,14 +4,22 @@ rest of :mod:`memu_core.types` and re-exported there (the same classes).
 A steady ``prepare`` mines a few records and needs only these: importing the thirteen store and
 engine dataclasses beside them (their methods are generated at import) cost it about 10 ms
 (ADR 0026's third amendment). Import them from :mod:`memu_core.types`.
+
+``SessionFile``, ``TranscriptRead``, ``KeptRead`` and ``SelfSessions`` were frozen dataclasses;
+they are value classes now (:mod:`memu_core._value`), the same to their users, the
+:mod:`dataclasses` functions included, without importing that module (ADR 0026's fifth
+amendment).
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from memu_core._value import DataclassAPI, Frozen
+
+_set = object.__setattr__  # how a frozen value sets its fields in ``__init__``
 
 
 class RecordKind(enum.Enum):
@@ -25,13 +33,20 @@ class RecordKind(enum.Enum):
     """Metadata, reasoning, injected context: dropped."""
 
 
-@dataclass(frozen=True, slots=True)
-class SessionFile:
+class SessionFile(Frozen, DataclassAPI):
     """One discovered session file with the stat facts the scan needs (taken once)."""
+
+    __slots__ = ("mtime_ns", "path", "size")
+    __match_args__ = _fields = ("path", "mtime_ns", "size")
 
     path: Path
     mtime_ns: int
     size: int
+
+    def __init__(self, path: Path, mtime_ns: int, size: int) -> None:
+        _set(self, "path", path)
+        _set(self, "mtime_ns", mtime_ns)
+        _set(self, "size", size)
 
 
 class Record(NamedTuple):
@@ -45,17 +60,24 @@ class Record(NamedTuple):
     timestamp: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class TranscriptRead:
+class TranscriptRead(Frozen, DataclassAPI):
     """The records of a session that are new since the previous cursor.
 
     ``records`` holds only the new records; ``cursor`` is what to store once they are mined;
     ``corrupt`` counts lines that were not JSON objects and were skipped.
     """
 
+    __slots__ = ("corrupt", "cursor", "records")
+    __match_args__ = _fields = ("records", "cursor", "corrupt")
+
     records: list[Record]
     cursor: dict[str, Any]
-    corrupt: int = 0
+    corrupt: int
+
+    def __init__(self, records: list[Record], cursor: dict[str, Any], corrupt: int = 0) -> None:
+        _set(self, "records", records)
+        _set(self, "cursor", cursor)
+        _set(self, "corrupt", corrupt)
 
     @property
     def changed(self) -> bool:
@@ -71,11 +93,13 @@ class TranscriptRead:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class KeptRead:
+class KeptRead(Frozen, DataclassAPI):
     """What mining keeps of a :class:`TranscriptRead`: the message and tool records' lines, in
     order, with where the messages are, and no object per record (a first run reads hundreds of
     thousands of lines and drops the rest)."""
+
+    __slots__ = ("corrupt", "cursor", "last_timestamp", "lines", "messages", "records")
+    __match_args__ = _fields = ("lines", "messages", "cursor", "last_timestamp", "records", "corrupt")
 
     lines: list[str]
     """The text of every ``MESSAGE`` and ``TOOL`` record."""
@@ -86,7 +110,18 @@ class KeptRead:
     """As :attr:`TranscriptRead.last_timestamp`."""
     records: int
     """How many records were read, of every kind."""
-    corrupt: int = 0
+    corrupt: int
+
+    def __init__(
+        self,
+        lines: list[str],
+        messages: list[int],
+        cursor: dict[str, Any],
+        last_timestamp: str | None,
+        records: int,
+        corrupt: int = 0,
+    ) -> None:
+        self._init(lines, messages, cursor, last_timestamp, records, corrupt)
 
     @classmethod
     def of(cls, read: TranscriptRead) -> KeptRead:
@@ -102,18 +137,23 @@ class KeptRead:
         return cls(lines, messages, read.cursor, read.last_timestamp, len(read.records), read.corrupt)
 
 
-@dataclass(frozen=True, slots=True)
-class SelfSessions:
+class SelfSessions(Frozen, DataclassAPI):
     """Which sessions are the bridging run's own, as a source tells from the working tree.
 
     A scheduled bridging run is a host session too; mined, it would feed memu's own job prompts
     back into memory. ``prepare`` never mines these and carries ``warnings`` in its report.
     """
 
-    ids: frozenset[str] = frozenset()
+    __slots__ = ("ids", "warnings")
+    __match_args__ = _fields = ("ids", "warnings")
+
+    ids: frozenset[str]
     """Session ids, as :meth:`~memu_core.interfaces.TranscriptSource.session_id` names them."""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...]
     """Why some runs could not be recognised: one sentence each, naming the fix."""
+
+    def __init__(self, ids: frozenset[str] = frozenset(), warnings: tuple[str, ...] = ()) -> None:
+        self._init(ids, warnings)
 
 
 for _cls in (RecordKind, SessionFile, Record, TranscriptRead, KeptRead, SelfSessions):

@@ -1,7 +1,10 @@
 """Plain data types shared by the engine, the stores and every plugin.
 
 They are stdlib dataclasses on purpose: this module sits on the per-turn ``retrieve`` path and
-must import in microseconds. Validation of user input happens in the engine, not here.
+must import in microseconds. Validation of user input happens in the engine, not here. The
+transcript types re-exported here (``SessionFile``, ``TranscriptRead``, ``KeptRead``,
+``SelfSessions``) are value classes the :mod:`dataclasses` functions accept as dataclasses
+(:mod:`memu_core._transcript_types`).
 """
 
 from __future__ import annotations

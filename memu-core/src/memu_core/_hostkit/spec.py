@@ -1,14 +1,19 @@
-"""``HostSpec``: everything the shared host CLI needs to know about one host, as data."""
+"""``HostSpec``: everything the shared host CLI needs to know about one host, as data.
+
+It was a frozen dataclass and still is one to its users, the :mod:`dataclasses` functions
+included, as a value class (:mod:`memu_core._value`) that imports no ``dataclasses`` until one of
+them is used: every host process builds a spec at start-up (ADR 0026's fifth amendment).
+"""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from memu_core._layout import host_tree
+from memu_core._value import DataclassAPI, Frozen
 
 if TYPE_CHECKING:
     import typer
@@ -19,13 +24,31 @@ GUIDES = {"install": "INSTALL.md", "task": "BRIDGING_TASK.md", "uninstall": "UNI
 """``docs <topic>`` → the guide's file name inside the host package's ``guides/`` folder."""
 
 
-@dataclass(frozen=True)
-class HostSpec:
+class HostSpec(Frozen, DataclassAPI):
     """A host, declared. Registered through ``memu_register_hosts``; no I/O, nothing heavy.
 
     ``source`` names the host's :class:`~memu_core.interfaces.TranscriptSource` factory as
     ``"package.module:Name"``; it is imported only when a command needs transcripts.
     """
+
+    # No __slots__: instances keep a __dict__, as the dataclass's did.
+    __match_args__ = (
+        "id",
+        "display",
+        "source",
+        "package",
+        "session_dir",
+        "instruction_path",
+        "skills_dir",
+        "session_id_env",
+        "base_dir",
+        "former_task_names",
+        "schedule_command",
+        "schedule_backend",
+        "extra_commands",
+    )
+    _fields: ClassVar[tuple[str, ...]] = __match_args__  # declared wide: a subclass may add some
+    _compare = _fields[:-1]  # extra_commands is left out of equality and the hash
 
     id: str
     """The host id (``claude-code``, ``codex``); scopes the working tree and the markers."""
@@ -35,27 +58,59 @@ class HostSpec:
     """``"module:callable"`` building the source from an optional ``--session-dir``."""
     package: str
     """The import package holding the ``guides/`` folder."""
-    session_dir: str = ""
+    session_dir: str
     """The default session log location, shown in help (``""``: ``--session-dir`` is required)."""
-    instruction_path: str = ""
+    instruction_path: str
     """The host's global instruction file (``~/.claude/CLAUDE.md``)."""
-    skills_dir: str = ""
+    skills_dir: str
     """Where the host loads skills from; empty for hosts that take the instruction inline."""
-    session_id_env: str = ""
+    session_id_env: str
     """The variable the host exports with the current session id (self-skip), if any."""
-    base_dir: str = ""
+    base_dir: str
     """The working tree; empty means ``~/.memu/hosts/<id>``."""
-    former_task_names: tuple[str, ...] = ()
+    former_task_names: tuple[str, ...]
     """Scheduled-task names earlier releases used (guides remove them on upgrade)."""
-    schedule_command: str = ""
+    schedule_command: str
     """How a scheduler launches the host headless (``claude -p {prompt}``); empty for native."""
-    schedule_backend: str = ""
+    schedule_backend: str
     """``os`` when ``schedule install`` registers the run with the platform's scheduler,
     ``native`` when the agent schedules it itself (the verb then prints the steps); empty means
     ``os`` with a ``schedule_command`` and ``native`` without."""
-    extra_commands: Callable[[typer.Typer, HostSpec], None] | None = field(default=None, compare=False)
+    extra_commands: Callable[[typer.Typer, HostSpec], None] | None
     """Deprecated, still honoured for one release: add host-only verbs by implementing
-    ``memu_register_host_commands(spec, app)`` in the host's plugin module instead."""
+    ``memu_register_host_commands(spec, app)`` in the host's plugin module instead. Not compared."""
+
+    def __init__(
+        self,
+        id: str,
+        display: str,
+        source: str,
+        package: str,
+        session_dir: str = "",
+        instruction_path: str = "",
+        skills_dir: str = "",
+        session_id_env: str = "",
+        base_dir: str = "",
+        former_task_names: tuple[str, ...] = (),
+        schedule_command: str = "",
+        schedule_backend: str = "",
+        extra_commands: Callable[[typer.Typer, HostSpec], None] | None = None,
+    ) -> None:
+        self._init(
+            id,
+            display,
+            source,
+            package,
+            session_dir,
+            instruction_path,
+            skills_dir,
+            session_id_env,
+            base_dir,
+            former_task_names,
+            schedule_command,
+            schedule_backend,
+            extra_commands,
+        )
 
     @property
     def binary(self) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memu_core._hostkit.spec import HostSpec
 from memu_core._layout import Layout, private_opener
@@ -15,17 +15,79 @@ from memu_core._memorize.source import CanonicalSource, classify
 from memu_core.errors import MemuError, UsageError
 from memu_core.types import RecordKind
 
+if TYPE_CHECKING:
+    import typer
+
 HOST = "developer"
 MAX_SESSIONS = 10
 
 
-@dataclass(frozen=True)
 class RunSpec(HostSpec):
     """The developer CLI's stand-in for a host: its commands are ``memu memorize …`` and its
-    working tree is the run's own directory."""
+    working tree is the run's own directory.
 
-    run_id: str = ""
-    run_dir: str = ""
+    A value class over :class:`HostSpec` with two more fields, as the frozen dataclass it was
+    (``HostSpec`` is no dataclass to a ``@dataclass`` subclass's type checker any more).
+    """
+
+    __match_args__ = (
+        "id",
+        "display",
+        "source",
+        "package",
+        "session_dir",
+        "instruction_path",
+        "skills_dir",
+        "session_id_env",
+        "base_dir",
+        "former_task_names",
+        "schedule_command",
+        "schedule_backend",
+        "extra_commands",
+        "run_id",
+        "run_dir",
+    )
+    _fields = __match_args__
+    _compare = (*HostSpec._fields[:-1], "run_id", "run_dir")  # HostSpec leaves out extra_commands
+
+    run_id: str
+    run_dir: str
+
+    def __init__(
+        self,
+        id: str,
+        display: str,
+        source: str,
+        package: str,
+        session_dir: str = "",
+        instruction_path: str = "",
+        skills_dir: str = "",
+        session_id_env: str = "",
+        base_dir: str = "",
+        former_task_names: tuple[str, ...] = (),
+        schedule_command: str = "",
+        schedule_backend: str = "",
+        extra_commands: Callable[[typer.Typer, HostSpec], None] | None = None,
+        run_id: str = "",
+        run_dir: str = "",
+    ) -> None:
+        self._init(
+            id,
+            display,
+            source,
+            package,
+            session_dir,
+            instruction_path,
+            skills_dir,
+            session_id_env,
+            base_dir,
+            former_task_names,
+            schedule_command,
+            schedule_backend,
+            extra_commands,
+            run_id,
+            run_dir,
+        )
 
     @property
     def binary(self) -> str:
