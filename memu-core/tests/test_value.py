@@ -323,3 +323,25 @@ def test_a_value_subclass_adding_fields_passes_for_a_dataclass_subclass() -> Non
     assert spec == RunSpec(*host, run_id="r1", run_dir="/runs/r1", extra_commands=_no_commands)  # not compared
     assert repr(spec).endswith("extra_commands=None, run_id='r1', run_dir='/runs/r1')")
     assert spec.binary == "memu memorize" and spec.default_base() == Path("/runs/r1")
+
+
+class _Tally(DataclassAPI):
+    """A mutable value class with slots (no such public class yet): pickled by default."""
+
+    __slots__ = ("count", "name")
+    __match_args__ = _fields = ("name", "count")
+    name: str
+    count: int
+
+    def __init__(self, name: str, count: int = 0) -> None:
+        self.name = name
+        self.count = count
+
+
+def test_a_mutable_dataclass_like_value_pickles_and_replaces() -> None:
+    tally = _Tally("a", 2)
+    assert pickle.loads(pickle.dumps(tally)) == tally  # the default (None, slots) state
+    assert dataclasses.replace(tally, count=3) == _Tally("a", 3)
+    assert _Tally.__dataclass_params__.frozen is False  # type: ignore[attr-defined]
+    assert tally.__replace__(name="b") == _Tally("b", 2)  # what copy.replace calls on Python 3.13
+    assert TranscriptRead([], {}).__replace__(corrupt=1) == TranscriptRead([], {}, 1)
