@@ -35,12 +35,13 @@ OFF_THE_PATH = {
     "bisect",
     "memu_core._bridge.resources",
     "memu_core._bridge.runlog",
+    "contextvars",
 }
 """ADR 0026's sixth pass: SQLite for the mirror's stamp (the store's files vouch for it while no
 write moved them), ``threading`` for the progress ticker (``_thread`` does), the event catalogue
 for an event nobody hears, the answer formatter for the JSON report, the template fetcher and
 signature checker while no template server is configured, ``bisect`` for a batch without a
-secret, and the commit's own modules."""
+secret, the commit's own modules, and the context variable of an actor nobody narrows."""
 NOT_NEEDED = {
     "secrets",
     "importlib.resources",
