@@ -323,6 +323,7 @@ def test_a_value_subclass_adding_fields_passes_for_a_dataclass_subclass() -> Non
     assert spec == RunSpec(*host, run_id="r1", run_dir="/runs/r1", extra_commands=_no_commands)  # not compared
     assert repr(spec).endswith("extra_commands=None, run_id='r1', run_dir='/runs/r1')")
     assert spec.binary == "memu memorize" and spec.default_base() == Path("/runs/r1")
+    assert pickle.loads(pickle.dumps(spec)) == spec
 
 
 class _Tally(DataclassAPI):

@@ -97,7 +97,8 @@ class DataclassAPI(Value):
     out right for any Python) from the class's field annotations, ``__init__`` defaults,
     :attr:`_factories`, ``_compare`` and frozenness, and put the twin's values in their place.
     A class that never meets the dataclasses API never imports the module. Every field must be
-    an ``__init__`` parameter of the same name (``replace`` passes them by keyword).
+    an ``__init__`` parameter of the same name, of the class or of a base it passes them on to
+    (``replace`` passes them by keyword).
     """
 
     __slots__ = ()
@@ -160,7 +161,10 @@ def _make_twin(cls: type[DataclassAPI]) -> type:
     annotations: dict[str, Any] = {}  # as strings, a subclass's over its bases'
     for base in reversed(cls.__mro__):
         annotations.update(inspect.get_annotations(base))
-    params = inspect.signature(cls.__init__).parameters
+    params: dict[str, inspect.Parameter] = {}  # a subclass's __init__ over its bases' (it may pass them on)
+    for base in reversed(cls.__mro__[:-1]):
+        if "__init__" in base.__dict__:
+            params.update(inspect.signature(base.__dict__["__init__"]).parameters)
     specs: list[tuple[str, Any, Any]] = []
     for name in fields:
         if name not in annotations or name not in params:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memu_core._hostkit.spec import HostSpec
 from memu_core._layout import Layout, private_opener
@@ -14,9 +14,6 @@ from memu_core._memorize import workspace
 from memu_core._memorize.source import CanonicalSource, classify
 from memu_core.errors import MemuError, UsageError
 from memu_core.types import RecordKind
-
-if TYPE_CHECKING:
-    import typer
 
 HOST = "developer"
 MAX_SESSIONS = 10
@@ -30,64 +27,21 @@ class RunSpec(HostSpec):
     (``HostSpec`` is no dataclass to a ``@dataclass`` subclass's type checker any more).
     """
 
-    __match_args__ = (
-        "id",
-        "display",
-        "source",
-        "package",
-        "session_dir",
-        "instruction_path",
-        "skills_dir",
-        "session_id_env",
-        "base_dir",
-        "former_task_names",
-        "schedule_command",
-        "schedule_backend",
-        "extra_commands",
-        "run_id",
-        "run_dir",
-    )
+    __match_args__ = (*HostSpec.__match_args__, "run_id", "run_dir")
     _fields = __match_args__
     _compare = (*HostSpec._fields[:-1], "run_id", "run_dir")  # HostSpec leaves out extra_commands
 
     run_id: str
     run_dir: str
 
-    def __init__(
-        self,
-        id: str,
-        display: str,
-        source: str,
-        package: str,
-        session_dir: str = "",
-        instruction_path: str = "",
-        skills_dir: str = "",
-        session_id_env: str = "",
-        base_dir: str = "",
-        former_task_names: tuple[str, ...] = (),
-        schedule_command: str = "",
-        schedule_backend: str = "",
-        extra_commands: Callable[[typer.Typer, HostSpec], None] | None = None,
-        run_id: str = "",
-        run_dir: str = "",
-    ) -> None:
-        self._init(
-            id,
-            display,
-            source,
-            package,
-            session_dir,
-            instruction_path,
-            skills_dir,
-            session_id_env,
-            base_dir,
-            former_task_names,
-            schedule_command,
-            schedule_backend,
-            extra_commands,
-            run_id,
-            run_dir,
-        )
+    def __init__(self, *args: Any, run_id: str = "", run_dir: str = "", **spec: Any) -> None:
+        # HostSpec's fields go through HostSpec's own signature (its defaults, its errors).
+        self._init(*HostSpec(*args, **spec)._values(), run_id, run_dir)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A value class pickles through ``__init__`` positionally; the run's fields are keywords here.
+        *spec, run_id, run_dir = self._values()
+        return functools.partial(RunSpec, run_id=run_id, run_dir=run_dir), tuple(spec)
 
     @property
     def binary(self) -> str:
