@@ -132,10 +132,10 @@ def test_a_failed_slice_write_fails_the_batch(tmp_path: Path) -> None:
     source = ClaudeCodeSource(root)
     task = (source.key(path), _session(path), None, "c0")
     with pytest.raises(FileNotFoundError):
-        mine.mine_batch(source, tmp_path / "no-such-stage", [task])
+        list(mine.mine_batch(source, tmp_path / "no-such-stage", [task]))
     stage = tmp_path / "stage"
     stage.mkdir()
-    mined = mine.mine_batch(source, stage, [task])
+    mined = list(mine.mine_batch(source, stage, [task]))
     assert mined[0].records == 1 and (stage / "c0_full.jsonl").read_bytes().count(b"\n") == 1
 
 
@@ -156,11 +156,11 @@ def test_no_pool_below_the_fewest_workers(tmp_path: Path, monkeypatch: pytest.Mo
         path.write_text('{"type":"user","message":{"role":"user","content":"hi"}}\n')
         sessions.append(_session(path))
     tasks = [(f"k{i}", s, None, f"c{i}") for i, s in enumerate(sessions)]
-    assert len(mine.mine_batch(ClaudeCodeSource(root), tmp_path, tasks)) == 6
+    assert len(list(mine.mine_batch(ClaudeCodeSource(root), tmp_path, tasks))) == 6
     assert started == []  # two workers at most: not even the probe runs
     monkeypatch.setattr(mine, "_workers", lambda: 4)
-    mine.mine_batch(ClaudeCodeSource(root), tmp_path, tasks)
+    list(mine.mine_batch(ClaudeCodeSource(root), tmp_path, tasks))
     assert started == [1]  # four cores, but only two idle: the rest is mined here too
     monkeypatch.setattr(mine, "_idle_cores", lambda *_: 4)
-    mine.mine_batch(ClaudeCodeSource(root), tmp_path, tasks)
+    list(mine.mine_batch(ClaudeCodeSource(root), tmp_path, tasks))
     assert started == [1, 4]  # four idle: a pool of four for the five sessions left after the probe

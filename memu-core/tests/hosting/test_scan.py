@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from memu_core._bridge import scan
+from memu_core.types import SessionFile, TranscriptRead
 
 from .conftest import ToySource, toy_line, write_session
 
@@ -149,3 +151,23 @@ def test_progress_counts_the_sessions_this_run_reads(tmp_path: Path) -> None:
     result = scan.scan(src, {}, set(), 4, stage, progress=lambda done, total: seen.append((done, total)))
     assert len(result.picked) == 4 and result.remaining == 3
     assert seen == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_progress_moves_while_the_batch_is_read(tmp_path: Path) -> None:
+    """Each session is told as soon as it is mined, not when the whole batch is (a first run's
+    backlog is one batch: its progress sat at zero until the end)."""
+    for i in range(5):
+        write_session(tmp_path, f"s{i}", toy_line("user", f"turn {i}"), mtime=1_000 + i)
+    told: list[int] = []
+    told_before_read: list[int] = []
+
+    class Watched(ToySource):
+        def read_incremental(self, session: SessionFile, previous: dict[str, Any] | None) -> TranscriptRead:
+            told_before_read.append(len(told))
+            return super().read_incremental(session, previous)
+
+    stage = tmp_path.with_name(tmp_path.name + "-stage")
+    stage.mkdir()
+    scan.scan(Watched(tmp_path), {}, set(), 5, stage, progress=lambda done, total: told.append(done))
+    assert told == [0, 1, 2, 3, 4, 5]
+    assert told_before_read == [1, 2, 3, 4, 5]  # the start, then one more before each next read

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,8 +172,9 @@ def _idle_cores(since: tuple[int, int] | None = None) -> int:
     return max(1, round(cores - _busy_cores(since)))
 
 
-def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list[Mined]:
-    """``mine_one`` over ``tasks`` (results in task order), in worker processes when worth it."""
+def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> Iterator[Mined]:
+    """``mine_one`` over ``tasks``, in worker processes when worth it. Each result comes out (in
+    task order) as soon as it is mined, so the caller's progress moves while a backlog is read."""
     new_bytes = sum(max(0, s.size - int((p or {}).get("offset") or 0)) for _, s, p, _ in tasks)
     if new_bytes >= PREFILTER_MIN_BYTES:
         _prefilter.load()  # before the fork: the workers inherit it
@@ -183,25 +185,30 @@ def mine_batch(source: TranscriptSource, stage: Path, tasks: list[Task]) -> list
     gc.disable()
     try:
         if not pool:
-            return [mine_one(source, stage, t) for t in tasks]
+            for task in tasks:
+                yield mine_one(source, stage, task)
+            return
         # Mine here while measuring how idle the other cores are; then a pool for the rest.
         since, started = _cpu_ticks(), time.monotonic()
-        done: list[Mined] = []
+        done = 0
         for task in tasks:
-            done.append(mine_one(source, stage, task))
+            yield mine_one(source, stage, task)
+            done += 1
             if time.monotonic() - started >= PROBE_SECONDS:
                 break
-        rest = tasks[len(done) :]
+        rest = tasks[done:]
         workers = min(_workers(), _idle_cores(since), len(rest))
-        return done + _mine(source, stage, rest, workers if workers >= MIN_POOL_WORKERS else 1)
+        yield from _mine(source, stage, rest, workers if workers >= MIN_POOL_WORKERS else 1)
     finally:
         if collecting:
             gc.enable()
 
 
-def _mine(source: TranscriptSource, stage: Path, tasks: list[Task], workers: int) -> list[Mined]:
+def _mine(source: TranscriptSource, stage: Path, tasks: list[Task], workers: int) -> Iterator[Mined]:
     if workers < 2:
-        return [mine_one(source, stage, t) for t in tasks]
+        for task in tasks:
+            yield mine_one(source, stage, task)
+        return
     import multiprocessing
 
     global _WORKER
@@ -209,6 +216,6 @@ def _mine(source: TranscriptSource, stage: Path, tasks: list[Task], workers: int
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             # Small chunks keep the workers evenly loaded when session sizes differ a lot.
-            return list(pool.imap(_work, tasks, chunksize=max(1, len(tasks) // (workers * 8))))
+            yield from pool.imap(_work, tasks, chunksize=max(1, len(tasks) // (workers * 8)))
     finally:
         _WORKER = None
