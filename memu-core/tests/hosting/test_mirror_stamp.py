@@ -166,14 +166,20 @@ def _age_store(home: Path, seconds: int = 3600) -> None:
             os.utime(path, ns=(at, at))
 
 
-def test_quiet_store_files_vouch_for_the_stamp_and_any_write_is_still_noticed(
-    sessions_root: Path, home: Path, opened: list[int], probed: list[int]
-) -> None:
+def _settle_with_an_aged_store(sessions_root: Path, home: Path) -> None:
+    """A store written elsewhere, three runs, the store's files dated back an hour, and one more
+    run: the files changed since the last stamp, so it reads the store again and records them."""
     _store_elsewhere("deploys", "make ship")
     for n in range(3):
         _round(sessions_root, n)
     _age_store(home)
-    _round(sessions_root, 3)  # the files changed since the last stamp: read again, then recorded
+    _round(sessions_root, 3)
+
+
+def test_quiet_store_files_vouch_for_the_stamp_and_any_write_is_still_noticed(
+    sessions_root: Path, home: Path, opened: list[int], probed: list[int]
+) -> None:
+    _settle_with_an_aged_store(sessions_root, home)
     before, reads = len(opened), len(probed)
     _round(sessions_root, 4)
     _round(sessions_root, 5)
@@ -189,11 +195,7 @@ def test_quiet_store_files_vouch_for_the_stamp_and_any_write_is_still_noticed(
 def test_a_store_rewritten_in_place_at_the_same_size_is_read_again(
     sessions_root: Path, home: Path, opened: list[int], probed: list[int]
 ) -> None:
-    _store_elsewhere("deploys", "make ship")
-    for n in range(3):
-        _round(sessions_root, n)
-    _age_store(home)
-    _round(sessions_root, 3)
+    _settle_with_an_aged_store(sessions_root, home)
     reads = len(probed)
     store = home / ".memu" / "memu.sqlite3"
     data = store.read_bytes()
