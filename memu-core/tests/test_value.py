@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import os
 import pickle
 import subprocess
 import sys
@@ -233,6 +234,19 @@ def test_a_public_value_class_passes_for_the_dataclass_it_was(
     assert dataclasses.replace(value, **changes) == value
     replaced = dataclasses.replace(value, **{names[0]: getattr(value, names[0])})
     assert type(replaced) is cls and replaced == value and replaced is not value
+
+
+def test_a_listed_session_is_the_same_value_with_its_path_built_when_read() -> None:
+    listed = SessionFile.listed("/s/a.jsonl", 12, 34)
+    made = SessionFile(Path("/s/a.jsonl"), 12, 34)
+    assert os.fspath(listed) == os.fspath(made) == "/s/a.jsonl"
+    assert listed._path is None  # nothing read its path yet
+    assert listed == made and hash(listed) == hash(made) and repr(listed) == repr(made)
+    assert listed.path == Path("/s/a.jsonl") and listed.path is listed.path
+    assert pickle.loads(pickle.dumps(SessionFile.listed("/s/b.jsonl", 1, 2))) == SessionFile(Path("/s/b.jsonl"), 1, 2)
+    assert dataclasses.replace(SessionFile.listed("/s/c.jsonl", 1, 2), size=3) == SessionFile(Path("/s/c.jsonl"), 1, 3)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'path'"):
+        listed.path = Path("/elsewhere")
 
 
 def test_a_third_party_source_may_replace_a_read_with_the_dataclasses_api() -> None:

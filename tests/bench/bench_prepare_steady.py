@@ -17,6 +17,9 @@ bytecode compiled at install time, setuptools' ``.pth`` file, no editable source
 through pip's ``memu-claude-code`` launcher. Its own floor, that venv's ``python -c pass``, is timed
 beside it.
 
+Every ``prepare`` runs as the scheduled run does (``MEMU_BRIDGING_RUN=1`` and a session id of its
+own in ``CLAUDE_CODE_SESSION_ID``), so the list of sessions it must not mine is not empty.
+
 Every process runs with bytecode caches in the temp dir (an installed program has them), whatever
 ``PYTHONDONTWRITEBYTECODE`` says. Prints medians (min-max) of wall and CPU (user + sys) and the
 load average.
@@ -111,6 +114,8 @@ def main() -> None:
             MEMU_COWORK_ROOTS="",
             MEMU_SERVE_AUTOSTART="0",
             MEMU_EMBED_PROVIDER="none",
+            MEMU_BRIDGING_RUN="1",
+            CLAUDE_CODE_SESSION_ID="scheduled-bridging-run",
             HF_HUB_OFFLINE="1",
             PYTHONPYCACHEPREFIX=str(work / "pycache"),
         )

@@ -45,7 +45,7 @@ def jsonl_files(
                             continue
                         if entry.is_file():
                             st = entry.stat()
-                            yield SessionFile(Path(entry.path), st.st_mtime_ns, st.st_size)
+                            yield SessionFile.listed(entry.path, st.st_mtime_ns, st.st_size)
                     except OSError:
                         continue
         except OSError:
@@ -59,11 +59,17 @@ def newest_first(files: Iterable[SessionFile]) -> list[SessionFile]:
 
 def relative_key(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` in POSIX form (string slicing first: it runs per session)."""
-    text, base = str(path), str(root)
+    rel = relative_text(str(path), str(root))
+    return path.relative_to(root).as_posix() if rel is None else rel
+
+
+def relative_text(text: str, base: str) -> str | None:
+    """The path ``text`` relative to the folder ``base`` in POSIX form, by slicing the strings;
+    ``None`` when ``text`` does not start with ``base`` and a separator (then ask ``pathlib``)."""
     if text.startswith(base) and text[len(base) : len(base) + 1] == os.sep:
         rel = text[len(base) + 1 :]
         return rel.replace(os.sep, "/") if os.sep != "/" else rel
-    return path.relative_to(root).as_posix()
+    return None
 
 
 def cheap_timestamp(line: str) -> str | None:
@@ -98,7 +104,6 @@ levels; Python's parser recurses per level and fails (``RecursionError``) near a
 MAX_LINE_CHARS = 32 * 1024 * 1024
 """Longest session line read (characters): a record larger than this is not a conversation turn,
 and would cost its size several times over in the slices and the redactor."""
-
 
 
 @functools.cache

@@ -34,12 +34,20 @@ class RecordKind(enum.Enum):
 
 
 class SessionFile(Frozen, DataclassAPI):
-    """One discovered session file with the stat facts the scan needs (taken once)."""
+    """One discovered session file with the stat facts the scan needs (taken once).
 
-    __slots__ = ("mtime_ns", "path", "size")
+    A session file is path-like: ``os.fspath(session)`` is its path as a string. Discovery
+    (:func:`~memu_core.host.jsonl_files`) lists sessions by that string and builds
+    :attr:`path` when it is first read: a steady scan compares thousands of sessions' stat facts
+    with their cursors and reads the path of the few that changed, and a ``Path`` for each of the
+    others cost it about 3 µs apiece (ADR 0026's seventh pass).
+    """
+
+    __slots__ = ("_path", "_text", "mtime_ns", "size")
     __match_args__ = _fields = ("path", "mtime_ns", "size")
 
-    path: Path
+    _path: Path | None
+    _text: str | None
     mtime_ns: int
     size: int
 
@@ -47,6 +55,37 @@ class SessionFile(Frozen, DataclassAPI):
         _set(self, "path", path)
         _set(self, "mtime_ns", mtime_ns)
         _set(self, "size", size)
+
+    @classmethod
+    def listed(cls, path: str, mtime_ns: int, size: int) -> SessionFile:
+        """A session found by listing a folder: ``path`` as the listing gave it, the ``Path``
+        built only if :attr:`path` is read."""
+        session = cls.__new__(cls)
+        _set(session, "_path", None)
+        _set(session, "_text", path)
+        _set(session, "mtime_ns", mtime_ns)
+        _set(session, "size", size)
+        return session
+
+    @property
+    def path(self) -> Path:
+        """The session file."""
+        path = self._path
+        if path is None:
+            path = Path(self._text or "")  # ``listed`` set the text when it left the path unset
+            _set(self, "_path", path)
+        return path
+
+    @path.setter
+    def path(self, path: Path) -> None:
+        # Reached only through ``object.__setattr__`` (the value is frozen): ``__init__``, a
+        # pickle written while this was a dataclass, a ``@dataclass`` subclass's ``__init__``.
+        _set(self, "_path", path)
+        _set(self, "_text", None)
+
+    def __fspath__(self) -> str:
+        text = self._text
+        return str(self._path) if text is None else text
 
 
 class Record(NamedTuple):

@@ -98,7 +98,8 @@ class DataclassAPI(Value):
     :attr:`_factories`, ``_compare`` and frozenness, and put the twin's values in their place.
     A class that never meets the dataclasses API never imports the module. Every field must be
     an ``__init__`` parameter of the same name, of the class or of a base it passes them on to
-    (``replace`` passes them by keyword).
+    (``replace`` passes them by keyword), and be annotated, or be a property (with a setter, for
+    ``object.__setattr__``) whose getter's return annotation is the field's type.
     """
 
     __slots__ = ()
@@ -161,6 +162,10 @@ def _make_twin(cls: type[DataclassAPI]) -> type:
     annotations: dict[str, Any] = {}  # as strings, a subclass's over its bases'
     for base in reversed(cls.__mro__):
         annotations.update(inspect.get_annotations(base))
+        for name, attr in vars(base).items():  # a field kept behind a property: its getter's type
+            getter = attr.fget if isinstance(attr, property) else None
+            if name in fields and getter is not None and "return" in inspect.get_annotations(getter):
+                annotations[name] = inspect.get_annotations(getter)["return"]
     params: dict[str, inspect.Parameter] = {}  # a subclass's __init__ over its bases' (it may pass them on)
     for base in reversed(cls.__mro__[:-1]):
         if "__init__" in base.__dict__:

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from memu_core._jsonl import MAX_LINE_CHARS, cheap_timestamp, jsonl_files, load_line, parse_object, relative_key
+from memu_core._jsonl import (
+    MAX_LINE_CHARS,
+    cheap_timestamp,
+    jsonl_files,
+    load_line,
+    parse_object,
+    relative_key,
+    relative_text,
+)
 from memu_core._transcript_types import KeptRead, Record, RecordKind, SelfSessions, SessionFile, TranscriptRead
 from memu_core.errors import TranscriptReadError, Unsupported
 
@@ -356,6 +364,24 @@ class TranscriptSource(ABC):
     def key(self, path: Path) -> str:
         """The cursor key of a session file: its path relative to the root, POSIX style."""
         return relative_key(path, self.root())
+
+    def _cursor_keys(self) -> Callable[[SessionFile], str]:
+        """For one scan: the cursor key of a discovered session, as ``key(session.path)``.
+
+        With the default :meth:`key`, it is read off the session's path string against the
+        root's, taken once, so a session the scan finds unchanged never gets a ``Path`` (ADR
+        0026's seventh pass); a source that overrides :meth:`key` is asked through it.
+        """
+        key = self.key
+        if type(self).key is not TranscriptSource.key:
+            return lambda session: key(session.path)
+        base = str(self.root())
+
+        def cursor_key(session: SessionFile) -> str:
+            rel = relative_text(session.__fspath__(), base)
+            return key(session.path) if rel is None else rel
+
+        return cursor_key
 
     def session_id(self, path: Path) -> str:
         """The host's id for the session in ``path`` (must match the host's session env var)."""

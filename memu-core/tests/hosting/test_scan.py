@@ -80,6 +80,47 @@ def test_self_sessions_are_skipped_and_older_ones_still_mined(tmp_path: Path) ->
     assert result.skipped_self == 2
 
 
+def test_a_self_session_counts_as_skipped_only_when_it_has_new_records(tmp_path: Path) -> None:
+    for i in range(3):
+        write_session(tmp_path, f"s{i}", toy_line("user", "x"), mtime=1_000 + i)
+    src = ToySource(tmp_path)
+    first = _cycle(src, {}, max_jobs=10, skip=frozenset({"s1"}))
+    assert first.skipped_self == 1 and [p.key for p in first.picked] == ["s0.jsonl", "s2.jsonl"]
+    # s1 stays unmined (no cursor entry), so it is still new and still passed over.
+    write_session(tmp_path, "s2", toy_line("user", "y"), mtime=1_010)
+    second = _cycle(src, first.cursor, max_jobs=10, skip=frozenset({"s1"}))
+    assert second.skipped_self == 1 and [p.key for p in second.picked] == ["s2.jsonl"]
+    # With a cursor entry that matches it (a run of long ago), an unchanged s1 is not counted.
+    cursor = dict(second.cursor)
+    s1 = tmp_path / "s1.jsonl"
+    cursor["s1.jsonl"] = {"size": s1.stat().st_size, "mtime_ns": s1.stat().st_mtime_ns, "offset": 0, "lines": 0}
+    third = _cycle(src, cursor, max_jobs=10, skip=frozenset({"s1"}))
+    assert third.skipped_self == 0 and not third.picked
+
+
+def test_a_steady_scan_builds_no_path_for_an_unchanged_session(tmp_path: Path) -> None:
+    """The sessions a steady run finds unchanged are thousands: their keys are read off the
+    listed path strings, and only the changed session's ``Path`` is built."""
+    for i in range(5):
+        write_session(tmp_path, f"s{i}", toy_line("user", "x"), mtime=1_000 + i)
+    src = ToySource(tmp_path)
+    first = _cycle(src, {}, max_jobs=10)
+    write_session(tmp_path, "s3", toy_line("user", "y"), mtime=1_010)
+    listed: list[SessionFile] = []
+    discover = src.discover
+
+    def recording_discover() -> list[SessionFile]:
+        found = discover()
+        listed.extend(found)
+        return found
+
+    src.discover = recording_discover  # type: ignore[method-assign]
+    second = _cycle(src, first.cursor, max_jobs=10, skip=frozenset({"another-run"}))
+    assert [p.key for p in second.picked] == ["s3.jsonl"]
+    built = sorted(s.path.name for s in listed if s._path is not None)
+    assert built == ["s3.jsonl"]
+
+
 def test_sessions_with_only_a_partial_line_take_no_slot(tmp_path: Path) -> None:
     write_session(tmp_path, "partial", '{"role": "user"', mtime=2_000)
     write_session(tmp_path, "full", toy_line("user", "x"), mtime=1_000)

@@ -146,3 +146,15 @@ def test_composite_merges_both_with_independent_regions(projects: Path, cowork_r
     assert source.exists()
     assert ClaudeDesktopSource(projects.parent / "none", cowork_roots=[cowork_root]).exists()
     assert not ClaudeDesktopSource(projects.parent / "none", cowork_roots=[]).exists()
+
+
+def test_a_scan_keys_each_session_as_its_part_does(projects: Path, cowork_root: Path) -> None:
+    """The scan reads keys off the listed path strings (no ``Path`` per unchanged session); the
+    Cowork part, whose key is its own, is asked through ``key``; both agree with ``key(path)``."""
+    source = ClaudeDesktopSource(projects, cowork_roots=[cowork_root])
+    cursor_key = source._cursor_keys()
+    sessions = source.discover()
+    keys = [cursor_key(s) for s in sessions]
+    assert keys == [source.key(s.path) for s in sessions]
+    assert any(k.startswith("cowork/") for k in keys) and any(k.endswith(".jsonl") and "/" in k for k in keys)
+    assert [os.fspath(s) for s in sessions] == [str(s.path) for s in sessions]

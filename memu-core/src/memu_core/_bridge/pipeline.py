@@ -93,7 +93,7 @@ class PrepareReport(Value):
         self.skipped_names = skipped_names
         """Stored files left out of the mirror: a name that breaks the naming rules or two scopes share."""
         self.skipped_self = skipped_self
-        """Sessions passed over as bridging runs (memu's rule and the source's own)."""
+        """Sessions with new records passed over as bridging runs (memu's rule and the source's own)."""
         self.run = run
         """The id of the run this prepare staged (``commit --run`` takes it)."""
         self.notes: list[str] = [] if notes is None else notes

@@ -74,7 +74,7 @@ class ScanResult(Value):
         self.unreadable = unreadable
         """Sessions skipped because they could not be read (they are retried next run)."""
         self.skipped_self = skipped_self
-        """Sessions skipped because they were bridging runs."""
+        """Sessions with new records passed over because they are bridging runs."""
         self.redacted = redacted
         """Secret values replaced in the staged slices."""
         self.cursor: dict[str, Any] = {} if cursor is None else cursor
@@ -121,8 +121,8 @@ def scan(
 
     Half the slots (rounded down) go to the newest changed sessions, the rest to the oldest; a
     changed session that turns out to hold no new record (only a half-written line, say) has its
-    cursor refreshed and takes no slot. Sessions listed in ``skip`` are passed over (``continue``,
-    never ``break``): they are this host's own bridging runs. With ``budget_bytes`` the run also
+    cursor refreshed and takes no slot. Changed sessions listed in ``skip`` are passed over
+    (``continue``, never ``break``): they are this host's own bridging runs. With ``budget_bytes`` the run also
     stops once the staged conversation slices reach that size (the first session always fits).
     ``progress`` is told ``(sessions read, sessions this run may read)`` after each one (a backlog
     of large sessions takes minutes).
@@ -130,14 +130,18 @@ def scan(
     result = ScanResult(cursor=dict(cursor))
     candidates: list[tuple[str, SessionFile]] = []
     seen = 0
+    cursor_key = source._cursor_keys()
     for session in source.discover():
         seen += 1
+        key = cursor_key(session)
+        if _unchanged(cursor.get(key), session):
+            continue
+        # Asked only of a changed session: the id may need the session's Path, and the sessions
+        # a steady run finds unchanged are thousands (ADR 0026's seventh pass).
         if skip and source.session_id(session.path) in skip:
             result.skipped_self += 1
             continue
-        key = source.key(session.path)
-        if not _unchanged(cursor.get(key), session):
-            candidates.append((key, session))
+        candidates.append((key, session))
     newest = max_jobs // 2
     order = candidates[:newest] + candidates[newest:][::-1]
     planned = min(max_jobs, len(order))

@@ -6,6 +6,8 @@ that found it, so keys, session ids and record normalisation stay the part's own
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,9 @@ class CompositeSource(TranscriptSource):
         super().__init__(None)
         self.primary = primary
         self.parts: tuple[TranscriptSource, ...] = (primary, *others)
-        self._owner: dict[Path, TranscriptSource] = {}
+        self._owner: dict[str, TranscriptSource] = {}
+        """The part that found each session, by the session's path string (``Path`` hashing
+        costs a scan over thousands of sessions a few ms)."""
 
     def default_root(self) -> Path:
         """The primary source's root."""
@@ -45,7 +49,7 @@ class CompositeSource(TranscriptSource):
             if not part.exists():
                 continue
             for session in part.discover():
-                self._owner[session.path] = part
+                self._owner[session.__fspath__()] = part
                 merged.append(session)
         merged.sort(key=lambda s: s.mtime_ns, reverse=True)
         return merged
@@ -57,7 +61,7 @@ class CompositeSource(TranscriptSource):
 
     def owner(self, path: Path) -> TranscriptSource:
         """The part a path belongs to (the primary when the path was never discovered)."""
-        found = self._owner.get(path)
+        found = self._owner.get(os.fspath(path))
         if found is not None:
             return found
         for part in self.parts[1:]:
@@ -68,6 +72,17 @@ class CompositeSource(TranscriptSource):
     def key(self, path: Path) -> str:
         """The owning part's key."""
         return self.owner(path).key(path)
+
+    def _cursor_keys(self) -> Callable[[SessionFile], str]:
+        """The owning part's cursor key of a discovered session, as each part gives it."""
+        keys = {id(part): part._cursor_keys() for part in self.parts}
+        owners = self._owner
+
+        def cursor_key(session: SessionFile) -> str:
+            part = owners.get(session.__fspath__())
+            return keys[id(part)](session) if part is not None else self.key(session.path)
+
+        return cursor_key
 
     def session_id(self, path: Path) -> str:
         """The owning part's session id."""
