@@ -148,13 +148,23 @@ def test_composite_merges_both_with_independent_regions(projects: Path, cowork_r
     assert not ClaudeDesktopSource(projects.parent / "none", cowork_roots=[]).exists()
 
 
-def test_a_scan_keys_each_session_as_its_part_does(projects: Path, cowork_root: Path) -> None:
+@pytest.mark.parametrize("relative", [False, True])
+def test_a_scan_keys_each_session_as_its_part_does(
+    projects: Path, cowork_root: Path, monkeypatch: pytest.MonkeyPatch, relative: bool
+) -> None:
     """The scan reads keys off the listed path strings (no ``Path`` per unchanged session); the
-    Cowork part, whose key is its own, is asked through ``key``; both agree with ``key(path)``."""
-    source = ClaudeDesktopSource(projects, cowork_roots=[cowork_root])
+    Cowork part, whose key is its own, is asked through ``key``; both agree with ``key(path)``,
+    and each session is read by its own part, with ``--session-dir .`` too (listed as ``./x``,
+    its ``Path`` says ``x``)."""
+    if relative:
+        monkeypatch.chdir(projects)
+    source = ClaudeDesktopSource("." if relative else projects, cowork_roots=[cowork_root])
     cursor_key = source._cursor_keys()
     sessions = source.discover()
     keys = [cursor_key(s) for s in sessions]
     assert keys == [source.key(s.path) for s in sessions]
     assert any(k.startswith("cowork/") for k in keys) and any(k.endswith(".jsonl") and "/" in k for k in keys)
-    assert [os.fspath(s) for s in sessions] == [str(s.path) for s in sessions]
+    assert [Path(os.fspath(s)) for s in sessions] == [s.path for s in sessions]
+    audit = next(s for s in sessions if s.path.name == "audit.jsonl")
+    assert [r.kind for r in source.read_incremental(audit, None).records] == [M, T, T, M]
+    assert all(source.read_kept(s, None).records for s in sessions)

@@ -76,11 +76,9 @@ class CompositeSource(TranscriptSource):
     def _cursor_keys(self) -> Callable[[SessionFile], str]:
         """The owning part's cursor key of a discovered session, as each part gives it."""
         keys = {id(part): part._cursor_keys() for part in self.parts}
-        owners = self._owner
 
         def cursor_key(session: SessionFile) -> str:
-            part = owners.get(session.__fspath__())
-            return keys[id(part)](session) if part is not None else self.key(session.path)
+            return keys[id(self._owner_of(session))](session)
 
         return cursor_key
 
@@ -98,8 +96,13 @@ class CompositeSource(TranscriptSource):
 
     def read_incremental(self, session: SessionFile, previous: dict[str, Any] | None) -> TranscriptRead:
         """Read through the owning part (it knows how its lines normalise)."""
-        return self.owner(session.path).read_incremental(session, previous)
+        return self._owner_of(session).read_incremental(session, previous)
 
     def read_kept(self, session: SessionFile, previous: dict[str, Any] | None) -> KeptRead:
         """Read through the owning part, as :meth:`read_incremental`."""
-        return self.owner(session.path).read_kept(session, previous)
+        return self._owner_of(session).read_kept(session, previous)
+
+    def _owner_of(self, session: SessionFile) -> TranscriptSource:
+        # By the string the part listed it under (for a relative root, ``./x`` where its Path says ``x``).
+        found = self._owner.get(session.__fspath__())
+        return found if found is not None else self.owner(session.path)
