@@ -10,7 +10,13 @@ For each corpus size, generates the sessions from a fixed seed in a temp dir (�
   time counts;
 - steady state: ``prepare`` after one session grew by a few records (the cursor covers
   everything else; each run is followed by an untimed ``commit``), memu and memU alike;
-- the floor: ``python -c pass`` (the interpreter's start), in the same run.
+- the floor: ``python -c pass`` (the interpreter's start), in the same run;
+- the file-creation floor: a process creating as many small files as a first run leaves (``2N``
+  slices and ``2N + 1`` jobs, so ``4N + 1``) in a new folder of the same temp dir, in the same run.
+  Both tools create that many files, and on a file system without a journal ext4 makes each new
+  inode skip the inodes freed in the last 30 s to 5 min (anyone's), which can cost ten times the
+  usual 20-30 µs per file where the temp dir's block groups saw many deletions. The line shows
+  how much of each first run's system time that was.
 
 Every process runs with bytecode caches (``PYTHONPYCACHEPREFIX`` in the temp directory, filled
 by untimed warm-up runs), as an installed program has them, whatever the caller's
@@ -216,6 +222,19 @@ def _run(args: list[str], env: dict[str, str], into: Timed | None = None) -> Non
         into.user.append(after.ru_utime - before.ru_utime)
 
 
+CREATE_FILES = (
+    "import os, sys\n"
+    "folder = sys.argv[1]\n"
+    "os.mkdir(folder)\n"
+    "for i in range(int(sys.argv[2])):\n"
+    "    fd = os.open(os.path.join(folder, f'{i}.txt'), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n"
+    "    os.write(fd, b'x' * 2048)\n"
+    "    os.close(fd)\n"
+)
+"""The file-creation floor's process: ``argv[2]`` new 2 KB files in the new folder ``argv[1]``
+(kept to the end: deleting them would slow the next runs' file creation)."""
+
+
 def _check(base: Path, sessions: int) -> None:
     """What a first run must have written before its time counts: ``sessions`` conversation and
     full slices, ``2 × sessions + 1`` jobs, and slice lines that are JSON objects."""
@@ -301,9 +320,12 @@ def _bench_size(binary: str, peer: str | None, work: Path, count: int, records: 
         _run([exe, "prepare", *common, "--base-dir", str(work / f"warm-{name}"), "--max-jobs", "1"], env)
 
     floor = Timed()
+    files_floor = Timed()
     first = {name: Timed() for name in tools}
     for i in range(runs):
         _run([sys.executable, "-c", "pass"], tools["memu"][1], floor)
+        files = [sys.executable, "-c", CREATE_FILES, str(work / f"files-floor-{i}"), str(4 * count + 1)]
+        _run(files, tools["memu"][1], files_floor)
         order = list(tools) if i % 2 == 0 else list(reversed(tools))
         for name in order:
             exe, env = tools[name]
@@ -311,6 +333,7 @@ def _bench_size(binary: str, peer: str | None, work: Path, count: int, records: 
             _run([exe, "prepare", *common, "--base-dir", str(base), "--max-jobs", str(count)], env, first[name])
             _check(base, count)
     print(floor.line("floor, python -c pass"))
+    print(files_floor.line(f"file-creation floor, {4 * count + 1} new 2 KB files"))
     for name, timed in first.items():
         print(timed.line(f"{name}, first run, mining all sessions"))
     if "memU 0.10" in first:
