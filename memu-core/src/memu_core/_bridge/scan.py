@@ -122,10 +122,10 @@ def scan(
     Half the slots (rounded down) go to the newest changed sessions, the rest to the oldest; a
     changed session that turns out to hold no new record (only a half-written line, say) has its
     cursor refreshed and takes no slot. Changed sessions listed in ``skip`` are passed over
-    (``continue``, never ``break``): they are this host's own bridging runs. With ``budget_bytes`` the run also
-    stops once the staged conversation slices reach that size (the first session always fits).
-    ``progress`` is told ``(sessions read, sessions this run may read)`` after each one (a backlog
-    of large sessions takes minutes).
+    (``continue``, never ``break``): they are this host's own bridging runs. With
+    ``budget_bytes`` the run also stops once the staged conversation slices reach that size (the
+    first session always fits). ``progress`` is told ``(sessions read, sessions this run may
+    read)`` after each one (a backlog of large sessions takes minutes).
     """
     result = ScanResult(cursor=dict(cursor))
     candidates: list[tuple[str, SessionFile]] = []
